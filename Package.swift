@@ -1,0 +1,81 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// Monitors and sinks live in Plugins/<Name>/, one target each (explicit `path:`
+// because SwiftPM reserves Plugins/ for package plugins by default).
+let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
+    ("LogSink", []),
+    ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+]
+
+let package = Package(
+    name: "lifeline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "lifeline", targets: ["lifeline"]),
+        .library(name: "LifelineCore", targets: ["LifelineCore"]),
+        .library(name: "LifelineTestKit", targets: ["LifelineTestKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // Without its Foundation trait: the daemon keeps Foundation out of its hot path.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+    ],
+    targets: [
+        .target(
+            name: "LifelineCore",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "LifelineConfig",
+            dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
+        .target(
+            name: "LifelineDaemon",
+            dependencies: ["LifelineCore", "LifelineConfig"] + plugins.map { .target(name: $0.name) }
+        ),
+        .executableTarget(
+            name: "lifeline",
+            dependencies: [
+                "LifelineCore", "LifelineConfig", "LifelineDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
+        .executableTarget(
+            name: "lifeline-bench",
+            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon"]
+        ),
+        .testTarget(
+            name: "LifelineCoreTests",
+            dependencies: [
+                "LifelineCore", "LifelineTestKit",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
+        .testTarget(
+            name: "PluginTests",
+            dependencies: ["LifelineCore", "LifelineTestKit"] + plugins.map { .target(name: $0.name) }
+        ),
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline"]),
+    ] + plugins.map {
+        .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
+    }
+)
+
+// One loop sets the strict settings for every target (swift-log does the same).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

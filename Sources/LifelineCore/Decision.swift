@@ -1,0 +1,75 @@
+/// The state decision of SPEC §2 as a pure function.
+///
+/// Input: the latest observation of each monitor (per role), in the order they
+/// arrived (`stamp` grows with every observation). Output: one verdict, or nil
+/// while nobody has said anything.
+///
+/// Precedence:
+/// 1. If any monitor speaks for the link and every link monitor says `offline`,
+///    the state is `offline`: no route beats any probe result.
+/// 2. Otherwise the freshest reachability observation decides (a probe that just
+///    answered is worth more than NetworkManager's five-minute-old verdict).
+/// 3. With no reachability monitor, a usable link means `online`.
+public enum Decision {
+    public struct Input: Sendable {
+        public var observation: Observation
+        /// Arrival order; larger is newer.
+        public var stamp: UInt64
+
+        public init(_ observation: Observation, stamp: UInt64) {
+            self.observation = observation
+            self.stamp = stamp
+        }
+    }
+
+    public static func decide<S: Sequence<Input>>(_ inputs: S) -> Verdict? {
+        var newestLink: Input?
+        var newestUsableLink: Input?
+        var newestReach: Input?
+        var newestMetered: (value: Bool, stamp: UInt64)?
+        for input in inputs {
+            let o = input.observation
+            if let m = o.metered, newestMetered.map({ input.stamp > $0.stamp }) ?? true {
+                newestMetered = (m, input.stamp)
+            }
+            switch o.role {
+            case .link:
+                if newestLink.map({ input.stamp > $0.stamp }) ?? true { newestLink = input }
+                if o.state != .offline, newestUsableLink.map({ input.stamp > $0.stamp }) ?? true {
+                    newestUsableLink = input
+                }
+            case .reachability:
+                if newestReach.map({ input.stamp > $0.stamp }) ?? true { newestReach = input }
+            }
+        }
+
+        let metered = newestMetered?.value
+        if let link = newestLink, newestUsableLink == nil {
+            return verdict(from: link.observation, state: .offline, metered: metered)
+        }
+        if let reach = newestReach {
+            // The probe rarely knows the interface; the link monitor does.
+            var v = verdict(from: reach.observation, state: reach.observation.state, metered: metered)
+            if let link = newestUsableLink?.observation {
+                if v.interface.isEmpty { v.interface = link.interface }
+                if v.kind == .none { v.kind = link.kind }
+            }
+            return v
+        }
+        if let link = newestUsableLink {
+            return verdict(from: link.observation, state: .online, metered: metered)
+        }
+        return nil
+    }
+
+    private static func verdict(from o: Observation, state: ConnectivityState, metered: Bool?) -> Verdict {
+        Verdict(
+            state: state,
+            interface: state == .offline ? "" : o.interface,
+            kind: state == .offline ? .none : o.kind,
+            reason: o.reason,
+            rttMs: o.rttMs,
+            metered: metered ?? false
+        )
+    }
+}

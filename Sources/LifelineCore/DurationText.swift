@@ -1,0 +1,91 @@
+/// Durations as people write them in config and on the command line: "5s",
+/// "250ms", "2m", "1h30m", "1d". A bare number is refused: the unit is the point.
+public enum DurationText {
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var text: String
+        public var description: String {
+            "'\(text)' is not a duration (use a number and a unit: \"250ms\", \"5s\", \"2m\", \"1h\", \"1d\")"
+        }
+    }
+
+    private static let units: [(suffix: String, attoseconds: Duration)] = [
+        ("ms", .milliseconds(1)), ("us", .microseconds(1)), ("µs", .microseconds(1)),
+        ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600)), ("d", .seconds(86400)),
+    ]
+
+    public static func parse(_ text: String) throws(ParseError) -> Duration {
+        var rest = Substring(text.trimmingSpaces())
+        guard !rest.isEmpty else { throw ParseError(text: text) }
+        var total = Duration.zero
+        while !rest.isEmpty {
+            let digits = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            guard !digits.isEmpty, let value = Double(digits), value.isFinite else { throw ParseError(text: text) }
+            rest = rest.dropFirst(digits.count)
+            guard let unit = units.first(where: { rest.hasPrefix($0.suffix) }) else { throw ParseError(text: text) }
+            rest = rest.dropFirst(unit.suffix.count)
+            total += unit.attoseconds * value
+            guard total < .seconds(100 * 365 * 86400) else { throw ParseError(text: text) }
+        }
+        return total
+    }
+
+    /// The shortest exact form: "2s", "250ms", "1m30s", "0s".
+    public static func format(_ d: Duration) -> String {
+        var us = d.microseconds
+        if us == 0 { return "0s" }
+        var out = us < 0 ? "-" : ""
+        us = abs(us)
+        if us % 1_000_000 != 0 {
+            return us % 1000 == 0 ? "\(out)\(us / 1000)ms" : "\(out)\(us)us"
+        }
+        var s = us / 1_000_000
+        for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60), ("s", 1)] where s >= size {
+            out += "\(s / size)\(unit)"
+            s %= size
+        }
+        return out
+    }
+
+    /// For people: "2m 13s", "45s", "1h 5m" (outage lengths in toasts and history).
+    public static func human(_ d: Duration) -> String {
+        let total = max(0, d.microseconds / 1_000_000)
+        let (h, m, s) = (total / 3600, (total % 3600) / 60, total % 60)
+        if h > 0 { return m > 0 ? "\(h)h \(m)m" : "\(h)h" }
+        if m > 0 { return s > 0 ? "\(m)m \(s)s" : "\(m)m" }
+        return "\(s)s"
+    }
+}
+
+/// A duration in a plugin's config, written as text ("5s").
+public struct ConfigDuration: Codable, Sendable, Equatable, Comparable, CustomStringConvertible {
+    public var duration: Duration
+
+    public init(_ duration: Duration) { self.duration = duration }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            duration = try DurationText.parse(text)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(DurationText.format(duration))
+    }
+
+    public var description: String { DurationText.format(duration) }
+    public static func < (a: Self, b: Self) -> Bool { a.duration < b.duration }
+    public static func seconds(_ s: Int) -> Self { Self(.seconds(s)) }
+    public static func milliseconds(_ ms: Int) -> Self { Self(.milliseconds(ms)) }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> SubSequence {
+        let start = firstIndex { !$0.isWhitespace } ?? endIndex
+        let end = lastIndex { !$0.isWhitespace }.map { index(after: $0) } ?? start
+        return self[start..<end]
+    }
+}

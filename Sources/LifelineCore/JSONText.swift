@@ -1,0 +1,46 @@
+/// Hand-written JSON output for the few shapes Lifeline prints on hot paths
+/// (log lines, the state file, `status --json`): exact field order, no
+/// Foundation, no allocation beyond the string itself.
+public enum JSONText {
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        out.reserveCapacity(s.utf8.count + 2)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20 || c.value == 0x7F || c.value == 0x2028 || c.value == 0x2029:
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    public static func number(_ d: Double) -> String {
+        guard d.isFinite else { return "-1" }
+        if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
+        return String(d)
+    }
+
+    /// One object with every field of SPEC §2, in its order.
+    public static func object(_ e: StateEvent, extra: [(String, String)] = []) -> String {
+        var fields: [(String, String)] = [
+            ("state", quote(e.state.rawValue)),
+            ("previous", quote(e.previous.rawValue)),
+            ("since", String(e.since)),
+            ("interface", quote(e.interface)),
+            ("kind", quote(e.kind.rawValue)),
+            ("reason", quote(e.reason)),
+            ("rtt_ms", number(e.rttMs)),
+            ("metered", e.metered ? "true" : "false"),
+            ("sequence", String(e.sequence)),
+        ]
+        fields += extra
+        return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+    }
+}

@@ -1,0 +1,148 @@
+import Synchronization
+
+/// How a sink's mailbox holds updates the sink has not taken yet.
+public enum DeliveryPolicy: Sendable, Equatable {
+    /// Only the newest update waits (SPEC §5): right for anything that shows
+    /// the current state (toast, tmux, D-Bus).
+    case latest
+    /// Every transition waits, up to `capacity`; attribute-only updates still
+    /// coalesce. For the log, where nothing published may be missing. Past the
+    /// capacity the oldest are dropped and counted, so a hung disk cannot grow
+    /// memory without bound.
+    case everyTransition(capacity: Int)
+}
+
+/// One sink's inbox. The bus posts without ever waiting; the sink takes at its
+/// own pace. A sink that hangs forever costs one `Update` (or `capacity`) of memory.
+public final class Mailbox: Sendable {
+    public let policy: DeliveryPolicy
+
+    private struct State {
+        var queue: [Update] = []
+        var waiter: CheckedContinuation<Update?, Never>?
+        var lastTaken: Update?
+        var dropped = 0
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(policy: DeliveryPolicy) {
+        self.policy = policy
+    }
+
+    /// Never blocks: hands the update to a waiting sink or stores it.
+    public func post(_ update: Update) {
+        let waiter: CheckedContinuation<Update?, Never>? = state.withLock { s in
+            if s.closed { return nil }
+            if let waiter = s.waiter {
+                s.waiter = nil
+                s.lastTaken = update
+                return waiter
+            }
+            switch policy {
+            case .latest:
+                if let older = s.queue.last {
+                    s.queue[0] = update.coalesced(over: older)
+                } else {
+                    s.queue.append(update)
+                }
+            case .everyTransition(let capacity):
+                if let older = s.queue.last, !older.isTransition {
+                    // An attribute-only update never needs to be seen on its own;
+                    // a waiting transition is kept exactly as it was published.
+                    s.queue[s.queue.count - 1] = update.coalesced(over: older)
+                } else {
+                    s.queue.append(update)
+                    if s.queue.count > capacity {
+                        s.queue.removeFirst(s.queue.count - capacity)
+                        s.dropped += 1
+                    }
+                }
+            }
+            return nil
+        }
+        waiter?.resume(returning: update)
+    }
+
+    /// The next update, waiting if there is none; nil once closed or cancelled.
+    public func next() async -> Update? {
+        if let ready = takeReady() { return ready }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Update?, Never>) in
+                let immediate: Update?? = state.withLock { s in
+                    if s.closed || Task.isCancelled { return .some(nil) }
+                    if !s.queue.isEmpty {
+                        let u = s.queue.removeFirst()
+                        s.lastTaken = u
+                        return .some(u)
+                    }
+                    s.waiter = continuation
+                    return .none
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s in
+                defer { s.waiter = nil }
+                return s.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+
+    private func takeReady() -> Update? {
+        state.withLock { s in
+            guard !s.queue.isEmpty else { return nil }
+            let u = s.queue.removeFirst()
+            s.lastTaken = u
+            return u
+        }
+    }
+
+    /// Puts the last update the sink took back in front, so a sink restarted by
+    /// its supervisor starts from the current state.
+    public func replayLast() {
+        state.withLock { s in
+            if s.queue.isEmpty, let last = s.lastTaken { s.queue.append(last) }
+        }
+    }
+
+    /// How many transitions were dropped for lack of room since the last call.
+    public func takeDroppedCount() -> Int {
+        state.withLock { s in
+            defer { s.dropped = 0 }
+            return s.dropped
+        }
+    }
+
+    /// Number of updates waiting (for tests and benchmarks).
+    public var backlog: Int { state.withLock { $0.queue.count } }
+
+    public func close() {
+        let waiter = state.withLock { s in
+            s.closed = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+}
+
+/// The sequence a sink reads: `for await update in updates { … }`.
+public struct SinkUpdates: AsyncSequence, Sendable {
+    public typealias Element = Update
+    let mailbox: Mailbox
+
+    public init(_ mailbox: Mailbox) { self.mailbox = mailbox }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let mailbox: Mailbox
+        public mutating func next() async -> Update? { await mailbox.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(mailbox: mailbox) }
+
+    /// Transitions dropped because the sink fell more than its capacity behind.
+    public func takeDroppedCount() -> Int { mailbox.takeDroppedCount() }
+}

@@ -1,0 +1,41 @@
+/// Which layer of the network an observation speaks for. Link facts beat
+/// reachability results (SPEC §2): with no route the state is `offline`
+/// whatever the last probe said.
+public enum ObservationRole: Int, Sendable, CaseIterable, Codable {
+    /// Is there a usable default route? (netlink, NetworkManager `State`)
+    case link
+    /// Does the internet answer as expected? (probe, NetworkManager `Connectivity`)
+    case reachability
+}
+
+/// One monitor's view of the network at one moment.
+public struct Observation: Sendable, Equatable {
+    public var role: ObservationRole
+    public var state: ConnectivityState
+    public var interface: String
+    public var kind: InterfaceKind
+    /// One human sentence: "default route via wlan0 removed".
+    public var reason: String
+    /// Last probe round trip in milliseconds, or nil when not measured.
+    public var rttMs: Double?
+    /// Nil when the monitor does not know.
+    public var metered: Bool?
+
+    public init(
+        role: ObservationRole,
+        state: ConnectivityState,
+        interface: String = "",
+        kind: InterfaceKind = .none,
+        reason: String = "",
+        rttMs: Double? = nil,
+        metered: Bool? = nil
+    ) {
+        self.role = role
+        self.state = state
+        self.interface = interface
+        self.kind = kind
+        self.reason = reason
+        self.rttMs = rttMs
+        self.metered = metered
+    }
+}

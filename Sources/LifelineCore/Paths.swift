@@ -1,0 +1,52 @@
+import Glibc
+
+/// The XDG base directories (every one honours its environment variable, so
+/// tests point them at temporary folders) and Lifeline's files within them.
+public struct Paths: Sendable, Equatable {
+    public var configHome: String
+    public var stateHome: String
+    public var runtimeDir: String
+
+    public init(configHome: String, stateHome: String, runtimeDir: String) {
+        self.configHome = configHome
+        self.stateHome = stateHome
+        self.runtimeDir = runtimeDir
+    }
+
+    /// From the environment: `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, `XDG_RUNTIME_DIR`,
+    /// falling back to the spec's defaults under `$HOME`, and `/tmp/lifeline-$UID`
+    /// for a runtime dir when none is set (no systemd login session).
+    public static func fromEnvironment(_ env: [String: String] = Environment.current) -> Paths {
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+        func dir(_ key: String, _ fallback: String) -> String {
+            if let v = env[key], v.hasPrefix("/") { return v }
+            return fallback
+        }
+        return Paths(
+            configHome: dir("XDG_CONFIG_HOME", home + "/.config"),
+            stateHome: dir("XDG_STATE_HOME", home + "/.local/state"),
+            runtimeDir: dir("XDG_RUNTIME_DIR", "/tmp/lifeline-\(getuid())")
+        )
+    }
+
+    public var configFile: String { configHome + "/lifeline/config.toml" }
+    public var hooksDir: String { configHome + "/lifeline/hooks.d" }
+    public var defaultLogFile: String { stateHome + "/lifeline/events.jsonl" }
+    public var stateFile: String { runtimeDir + "/lifeline/state.json" }
+}
+
+public enum Environment {
+    /// The process environment as a dictionary.
+    public static var current: [String: String] {
+        var result: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.firstIndex(of: "=") {
+                result[String(s[..<eq])] = String(s[s.index(after: eq)...])
+            }
+            p += 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,63 @@
+import Logging
+
+/// Everything a plugin gets from the daemon besides its own config.
+public struct PluginContext: Sendable {
+    /// Names the plugin in logs: "sink log", "monitor exec #2".
+    public var name: String
+    public var logger: Logger
+    public var paths: Paths
+    /// Check now / mute, for sinks with a "Check now" button or a D-Bus method.
+    public var control: any BusControl
+
+    public init(name: String, logger: Logger, paths: Paths, control: any BusControl) {
+        self.name = name
+        self.logger = logger
+        self.paths = paths
+        self.control = control
+    }
+}
+
+/// Something that watches the network and publishes observations (SPEC §4).
+///
+/// A monitor plugin is one folder `Plugins/<Name>/` with one type conforming to
+/// this, a `static let kind` and a nested `Config` whose every key has a default,
+/// so that it decodes from an empty table (STYLE 1, 5).
+public protocol Monitor: Sendable {
+    associatedtype Config: Codable, Sendable
+    static var kind: String { get }
+    /// One sentence for `lifeline config show` and the schema self-test.
+    static var summary: String { get }
+    init(config: Config, context: PluginContext) throws
+    /// Runs until cancelled. Throwing (or returning) makes the supervisor restart
+    /// it after a back-off.
+    func run(handle: MonitorHandle) async throws
+}
+
+/// Something that carries published states to a surface (SPEC §5).
+public protocol Sink: Sendable {
+    associatedtype Config: Codable, Sendable
+    static var kind: String { get }
+    static var summary: String { get }
+    /// How updates wait for this sink; `.latest` unless it must see every transition.
+    static var delivery: DeliveryPolicy { get }
+    init(config: Config, context: PluginContext) throws
+    /// Reads updates until the sequence ends (shutdown or reload). The first
+    /// update is the current state. Throwing makes the supervisor restart it.
+    func run(updates: SinkUpdates) async throws
+}
+
+extension Sink {
+    public static var delivery: DeliveryPolicy { .latest }
+}
+
+/// A configuration error found while building a plugin from a valid-looking
+/// config, e.g. an empty `command`. The config loader adds file, line and key.
+public struct ConfigValueError: Error, Sendable, CustomStringConvertible {
+    public var key: String
+    public var message: String
+    public init(key: String, _ message: String) {
+        self.key = key
+        self.message = message
+    }
+    public var description: String { "\(key): \(message)" }
+}

@@ -1,0 +1,86 @@
+/// A published state with every field of SPEC §2. This is what the log, the
+/// state file, D-Bus and every other surface show.
+public struct StateEvent: Sendable, Equatable, Codable {
+    public var state: ConnectivityState
+    public var previous: ConnectivityState
+    /// Microseconds since the Unix epoch at which `state` began.
+    public var since: Int64
+    public var interface: String
+    public var kind: InterfaceKind
+    public var reason: String
+    /// Last probe round trip in milliseconds, or -1.
+    public var rttMs: Double
+    public var metered: Bool
+    /// +1 per published transition; 0 is the start-up `unknown`.
+    public var sequence: UInt64
+
+    public init(
+        state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
+        kind: InterfaceKind = .none, reason: String = "", rttMs: Double = -1, metered: Bool = false,
+        sequence: UInt64
+    ) {
+        self.state = state
+        self.previous = previous
+        self.since = since
+        self.interface = interface
+        self.kind = kind
+        self.reason = reason
+        self.rttMs = rttMs
+        self.metered = metered
+        self.sequence = sequence
+    }
+
+    /// The field names of SPEC §2, in its order.
+    public enum CodingKeys: String, CodingKey, CaseIterable {
+        case state, previous, since, interface, kind, reason
+        case rttMs = "rtt_ms"
+        case metered, sequence
+    }
+
+    public static func initial(at since: Int64) -> StateEvent {
+        StateEvent(state: .unknown, previous: .unknown, since: since, reason: "starting", sequence: 0)
+    }
+}
+
+/// An outage: from a published degradation to the next published `online` (SPEC §3).
+public struct Outage: Sendable, Equatable {
+    /// Counts outages since the daemon started; sinks use it to tell a new outage from an update.
+    public var id: UInt64
+    /// When the degraded state began, µs since the epoch.
+    public var since: Int64
+    /// The worst state seen during the outage.
+    public var worst: ConnectivityState
+    /// When `online` came back (µs since the epoch); nil while the outage lasts.
+    public var endedAt: Int64?
+
+    public var isOver: Bool { endedAt != nil }
+}
+
+/// What a sink receives.
+public struct Update: Sendable, Equatable {
+    public var event: StateEvent
+    /// True when `event` is a new published transition; false for attribute-only changes
+    /// and the start-up state.
+    public var isTransition: Bool
+    /// The outage this state belongs to: ongoing, or the one that just ended (on
+    /// the `online` that ended it and its attribute updates). Nil otherwise.
+    public var outage: Outage?
+    /// Alerts are muted until this time (µs since the epoch); 0 when not muted.
+    public var mutedUntil: Int64
+
+    public init(event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0) {
+        self.event = event
+        self.isTransition = isTransition
+        self.outage = outage
+        self.mutedUntil = mutedUntil
+    }
+
+    public func isMuted(at now: Int64) -> Bool { mutedUntil > now }
+
+    /// A newer update replacing an older one still waiting in a coalescing mailbox.
+    func coalesced(over older: Update) -> Update {
+        var merged = self
+        merged.isTransition = isTransition || older.isTransition
+        return merged
+    }
+}

@@ -1,0 +1,30 @@
+/// The decision at one moment: one state plus the attributes that describe it.
+/// Two verdicts are the same transition when `key` is equal (SPEC §3 dedup:
+/// only `state` and `interface` count).
+public struct Verdict: Sendable, Equatable {
+    public var state: ConnectivityState
+    public var interface: String
+    public var kind: InterfaceKind
+    public var reason: String
+    public var rttMs: Double?
+    public var metered: Bool
+
+    public init(
+        state: ConnectivityState, interface: String = "", kind: InterfaceKind = .none,
+        reason: String = "", rttMs: Double? = nil, metered: Bool = false
+    ) {
+        self.state = state
+        self.interface = interface
+        self.kind = kind
+        self.reason = reason
+        self.rttMs = rttMs
+        self.metered = metered
+    }
+
+    public struct Key: Hashable, Sendable {
+        public var state: ConnectivityState
+        public var interface: String
+    }
+
+    public var key: Key { Key(state: state, interface: interface) }
+}
