@@ -40,13 +40,19 @@ let package = Package(
         ),
         .target(
             name: "LifelineDaemon",
-            dependencies: ["LifelineCore", "LifelineConfig"] + plugins.map { .target(name: $0.name) }
+            dependencies: [
+                "LifelineCore", "LifelineConfig",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ] + plugins.map { .target(name: $0.name) }
         ),
         .executableTarget(
             name: "lifeline",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineDaemon",
+                "LifelineCore", "LifelineConfig", "LifelineDaemon", "LogSink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),

@@ -83,7 +83,7 @@ public struct ConfigDuration: Codable, Sendable, Equatable, Comparable, CustomSt
 }
 
 extension StringProtocol {
-    func trimmingSpaces() -> SubSequence {
+    public func trimmingSpaces() -> SubSequence {
         let start = firstIndex { !$0.isWhitespace } ?? endIndex
         let end = lastIndex { !$0.isWhitespace }.map { index(after: $0) } ?? start
         return self[start..<end]

@@ -1,0 +1,149 @@
+import LifelineCore
+import Subprocess
+
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
+
+/// `exec` monitor: the door for third-party monitors in any language (SPEC §4).
+/// Runs `command` (argv, never a shell) and reads one JSON object per line from
+/// its standard output:
+///
+///     {"state": "offline"|"limited"|"portal"|"online", "interface": "wlan0",
+///      "kind": "wifi", "reason": "…", "rtt_ms": 12.5, "metered": false}
+///
+/// Only `state` is required. A malformed line is logged and dropped; the program's
+/// standard error goes to the daemon's. When the program exits, the supervisor
+/// starts it again after a back-off.
+///
+/// Config keys:
+/// - `command` (array of strings, required): program and arguments; a program
+///   without a slash is looked up in `PATH`.
+/// - `role` (`"reachability"` or `"link"`, default `"reachability"`): whether the
+///   program speaks for the internet (like the probe) or for the route (like netlink).
+public struct ExecMonitor: Monitor {
+    public struct Config: Codable, Sendable, Equatable {
+        public var command: [String]
+        public var role: Role = .reachability
+
+        public enum Role: String, Codable, Sendable, CaseIterable {
+            case reachability, link
+        }
+
+        public init(command: [String], role: Role = .reachability) {
+            self.command = command
+            self.role = role
+        }
+
+        enum CodingKeys: String, CodingKey { case command, role }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            command = try c.decodeIfPresent([String].self, forKey: .command) ?? []
+            if let text = try c.decodeIfPresent(String.self, forKey: .role) {
+                guard let r = Role(rawValue: text) else {
+                    throw ConfigValueError(key: "role", "must be \"reachability\" or \"link\", got '\(text)'")
+                }
+                role = r
+            }
+            if command.isEmpty || command[0].isEmpty {
+                throw ConfigValueError(key: "command", "must name a program: command = [\"/path/to/program\", \"arg\"]")
+            }
+        }
+    }
+
+    public static let kind = "exec"
+    public static let summary = "Runs a program that prints one JSON observation per line."
+
+    let config: Config
+    let context: PluginContext
+    /// Longer lines are dropped: a runaway program cannot grow the daemon's memory.
+    static let maxLineLength = 64 * 1024
+
+    public init(config: Config, context: PluginContext) throws {
+        self.config = config
+        self.context = context
+    }
+
+    public struct Exited: Error, CustomStringConvertible {
+        public var command: String
+        public var status: String
+        public var description: String { "\(command) exited (\(status))" }
+    }
+
+    public func run(handle: MonitorHandle) async throws {
+        let program = config.command[0]
+        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        var options = PlatformOptions()
+        // Ask politely on shutdown, then kill: a hung monitor must not hold up the daemon.
+        options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: .seconds(2))]
+        let role = config.role
+        let logger = context.logger
+        let result = try await Subprocess.run(
+            executable,
+            arguments: Arguments(Array(config.command.dropFirst())),
+            platformOptions: options,
+            input: .none,
+            output: .sequence,
+            error: .currentStandardError
+        ) { execution in
+            var lines = LineSplitter(maxLength: Self.maxLineLength)
+            var number = 0
+            for try await buffer in execution.standardOutput {
+                let chunk = buffer.withUnsafeBytes { Array($0) }
+                for line in lines.feed(chunk) {
+                    number += 1
+                    switch line {
+                    case .tooLong(let length):
+                        logger.warning("\(program): line \(number) dropped: \(length) bytes is longer than \(Self.maxLineLength)")
+                    case .text(let text):
+                        switch ExecLine.parse(text, role: role) {
+                        case .success(let observation): handle.publish(observation)
+                        case .failure(let error): logger.warning("\(program): line \(number) dropped: \(error)")
+                        }
+                    }
+                }
+            }
+        }
+        throw Exited(command: program, status: "\(result.terminationStatus)")
+    }
+}
+
+/// Splits a byte stream into lines, dropping (and reporting) lines that grow past `maxLength`.
+struct LineSplitter {
+    enum Line: Equatable {
+        case text(String)
+        case tooLong(Int)
+    }
+
+    let maxLength: Int
+    private var pending: [UInt8] = []
+    private var overflow = 0
+
+    init(maxLength: Int) { self.maxLength = maxLength }
+
+    mutating func feed(_ bytes: [UInt8]) -> [Line] {
+        var out: [Line] = []
+        for byte in bytes {
+            if byte == UInt8(ascii: "\n") {
+                if overflow > 0 {
+                    out.append(.tooLong(overflow))
+                } else {
+                    out.append(.text(String(decoding: pending, as: UTF8.self)))
+                }
+                pending.removeAll(keepingCapacity: true)
+                overflow = 0
+            } else if overflow > 0 {
+                overflow += 1
+            } else if pending.count >= maxLength {
+                overflow = pending.count + 1
+                pending.removeAll()
+            } else {
+                pending.append(byte)
+            }
+        }
+        return out
+    }
+}

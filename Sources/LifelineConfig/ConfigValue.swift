@@ -1,0 +1,85 @@
+import TOMLKit
+
+/// A parsed TOML document as plain Swift values, so decoding and error reporting
+/// never touch TOMLKit's C++ nodes.
+public indirect enum ConfigValue: Sendable, Equatable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case array([ConfigValue])
+    case table(ConfigTable)
+    /// Dates and times: valid TOML, but no Lifeline key takes one.
+    case other(typeName: String)
+
+    /// For messages: "a string", "an integer", …
+    public var typeName: String {
+        switch self {
+        case .string: "a string"
+        case .int: "an integer"
+        case .double: "a float"
+        case .bool: "a boolean"
+        case .array: "an array"
+        case .table: "a table"
+        case .other(let name): name
+        }
+    }
+}
+
+/// A TOML table; keys keep the order the parser gives them.
+public struct ConfigTable: Sendable, Equatable {
+    public var entries: [(key: String, value: ConfigValue)]
+
+    public init(_ entries: [(key: String, value: ConfigValue)] = []) { self.entries = entries }
+
+    public var keys: [String] { entries.map(\.key) }
+
+    public subscript(key: String) -> ConfigValue? {
+        get { entries.first { $0.key == key }?.value }
+        set {
+            if let i = entries.firstIndex(where: { $0.key == key }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                entries.append((key, newValue))
+            }
+        }
+    }
+
+    public static func == (a: ConfigTable, b: ConfigTable) -> Bool {
+        a.entries.count == b.entries.count
+            && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+}
+
+extension ConfigValue {
+    init(_ node: any TOMLValueConvertible) {
+        switch node.type {
+        case .string: self = .string(node.string ?? "")
+        case .int: self = .int(node.int ?? 0)
+        case .double: self = .double(node.double ?? 0)
+        case .bool: self = .bool(node.bool ?? false)
+        case .array: self = .array(node.array.map { $0.map { ConfigValue($0) } } ?? [])
+        case .table: self = .table(node.table.map(ConfigTable.init) ?? ConfigTable())
+        case .date: self = .other(typeName: "a date")
+        case .time: self = .other(typeName: "a time")
+        case .dateTime: self = .other(typeName: "a date-time")
+        }
+    }
+}
+
+extension ConfigTable {
+    init(_ table: TOMLTable) {
+        self.init(table.keys.compactMap { key in table[key].map { (key, ConfigValue($0)) } })
+    }
+
+    /// Parses TOML text; syntax errors carry the file, line and what was wrong.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> ConfigTable {
+        do {
+            return ConfigTable(try TOMLTable(string: text))
+        } catch let error as TOMLParseError {
+            throw ConfigError(file: file, line: error.source.begin.line, key: nil, message: error.description)
+        } catch {
+            throw ConfigError(file: file, line: nil, key: nil, message: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+/// Outages recovered from a list of published transitions (the event log), for
+/// `lifeline history`. An outage runs from a published degradation to the next
+/// published `online`; a daemon restart in the middle does not split it.
+public struct OutageRecord: Sendable, Equatable {
+    public var start: Int64
+    /// Nil while it lasts.
+    public var end: Int64?
+    public var worst: ConnectivityState
+    public var reason: String
+
+    public func duration(now: Int64) -> Duration {
+        .microseconds((end ?? now) - start)
+    }
+}
+
+public enum OutageHistory {
+    public static func outages(from events: [StateEvent]) -> [OutageRecord] {
+        var result: [OutageRecord] = []
+        var open: OutageRecord?
+        for e in events {
+            if e.state.isDegraded {
+                if var o = open {
+                    o.worst = min(o.worst, e.state)
+                    open = o
+                } else {
+                    open = OutageRecord(start: e.since, end: nil, worst: e.state, reason: e.reason)
+                }
+            } else if e.state == .online, var o = open {
+                o.end = e.since
+                result.append(o)
+                open = nil
+            }
+        }
+        if let open { result.append(open) }
+        return result
+    }
+}

@@ -1,0 +1,53 @@
+import LifelineConfig
+import LifelineCore
+import Logging
+import ServiceLifecycle
+
+/// `lifeline daemon`: loads the config, builds the bus and runs every plugin
+/// until SIGTERM or SIGINT.
+public enum Daemon {
+    public enum ExitCode: Int32 {
+        case ok = 0
+        case failure = 1
+        case badConfig = 2
+        case alreadyRunning = 3
+    }
+
+    public static func run(configPath: String?, logger: Logger) async -> ExitCode {
+        let paths = Paths.fromEnvironment()
+        let load: @Sendable () throws(ConfigError) -> DaemonConfig = {
+            () throws(ConfigError) -> DaemonConfig in
+            try ConfigLoader.load(explicitPath: configPath, paths: paths)
+        }
+        let config: DaemonConfig
+        do {
+            config = try load()
+        } catch {
+            logger.critical("bad config: \(error)")
+            return .badConfig
+        }
+
+        let bus = Bus(clock: ContinuousClock(), debounce: config.debounce, logger: logger)
+        let stateFile = ConfiguredPlugin.sink(StateFileSink.self, config: .init(), index: -1)
+            .service(bus, PluginContext(name: "state file", logger: logger, paths: paths, control: bus))
+        let host = PluginHost(bus: bus, config: config, paths: paths, logger: logger, reload: load)
+        let group = ServiceGroup(
+            services: [
+                host,
+                Supervised(name: "state file", logger: logger, body: stateFile.body),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("daemon stopped: \(error)")
+            bus.shutdown()
+            return .failure
+        }
+        bus.shutdown()
+        logger.info("stopped")
+        return .ok
+    }
+}

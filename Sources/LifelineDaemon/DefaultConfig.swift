@@ -1,0 +1,13 @@
+/// The configuration the daemon runs with when there is no file (SPEC §8). A
+/// user file that lists any `[[monitor]]` replaces these monitors, any `[[sink]]`
+/// these sinks; other sections merge key by key.
+public enum DefaultConfig {
+    public static let toml = """
+        [debounce]
+        down = "2s"
+        up = "1s"
+
+        [[sink]]
+        kind = "log"
+        """
+}

@@ -1,0 +1,19 @@
+import ExecMonitor
+import LifelineCore
+import LogSink
+
+/// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
+/// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
+/// its target in Package.swift.
+public enum Registry {
+    public static let monitors: [any Monitor.Type] = [
+        ExecMonitor.self,
+    ]
+
+    public static let sinks: [any Sink.Type] = [
+        LogSink.self,
+    ]
+
+    public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }
+    public static func sink(kind: String) -> (any Sink.Type)? { sinks.first { $0.kind == kind } }
+}

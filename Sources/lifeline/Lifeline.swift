@@ -1,0 +1,34 @@
+import ArgumentParser
+import Glibc
+import LifelineCore
+import Logging
+
+@main
+struct Lifeline: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "lifeline",
+        abstract: "Tells you once, at the right place, when your connection is gone and when it is back.",
+        version: version,
+        subcommands: [DaemonCommand.self, StatusCommand.self, ConfigCommand.self, HistoryCommand.self]
+    )
+}
+
+/// Logs go to standard error (the journal, under systemd); `LIFELINE_LOG_LEVEL`
+/// picks the level (trace, debug, info, notice, warning, error, critical).
+func bootstrapLogging() -> Logger {
+    let level = Environment.current["LIFELINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    return Logger(label: "lifeline")
+}
+
+/// Prints to standard error without Foundation.
+func printError(_ message: String) {
+    var line = "lifeline: " + message + "\n"
+    line.withUTF8 { buffer in _ = write(2, buffer.baseAddress, buffer.count) }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+
+/// Shared pieces for tests that run the real `lifeline` binary against real
+/// components. Waits are bounded polls, never bare sleeps (STYLE 11).
+enum Harness {
+    /// The `lifeline` executable built beside the test bundle.
+    static var binary: String {
+        if let explicit = ProcessInfo.processInfo.environment["LIFELINE_BIN"] { return explicit }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = bundle.deletingLastPathComponent()
+        // swift-testing runs from `.build/<triple>/debug/lifelinePackageTests.xctest`.
+        for _ in 0..<3 {
+            let candidate = dir.appendingPathComponent("lifeline").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return ".build/debug/lifeline"
+    }
+
+    /// True when CI demands that integration tests run rather than skip.
+    static var integrationRequired: Bool {
+        ProcessInfo.processInfo.environment["LIFELINE_REQUIRE_INTEGRATION"] == "1"
+    }
+
+    /// Whether a test needing `requirement` can run here. On a developer laptop a
+    /// missing requirement skips the test; under `LIFELINE_REQUIRE_INTEGRATION=1`
+    /// it is a failure, so CI never counts a skip as a pass.
+    static func available(_ requirement: Requirement) -> Bool {
+        if let missing = requirement.missing() {
+            if integrationRequired {
+                Issue.record("integration test cannot run: \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)")
+            }
+            return false
+        }
+        return true
+    }
+
+    enum Requirement {
+        case root
+        case tools([String])
+        case rootAnd([String])
+
+        func missing() -> String? {
+            switch self {
+            case .root:
+                return getuid() == 0 ? nil : "needs root"
+            case .tools(let tools):
+                let absent = tools.filter { Harness.which($0) == nil }
+                return absent.isEmpty ? nil : "missing \(absent.joined(separator: ", "))"
+            case .rootAnd(let tools):
+                return Requirement.root.missing() ?? Requirement.tools(tools).missing()
+            }
+        }
+    }
+
+    static func which(_ tool: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Polls `condition` every 10 ms until it holds or `timeout` passes.
+    @discardableResult
+    static func waitUntil(
+        timeout: Duration = .seconds(10), _ what: String = "condition",
+        sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool
+    ) async rethrows -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if try condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let final = try condition()
+        if !final { Issue.record("timed out after \(timeout) waiting for \(what)", sourceLocation: sourceLocation) }
+        return final
+    }
+
+    /// Runs a command to completion and returns its exit status and output.
+    @discardableResult
+    static func run(_ argv: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : (which(argv[0]) ?? argv[0]))
+        p.arguments = Array(argv.dropFirst())
+        if let environment { p.environment = environment }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        let input = Pipe()
+        p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+        // Read before waiting, so a chatty child cannot fill the pipe and stall.
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+}
+
+/// A private set of XDG folders and a `lifeline daemon` running with them.
+final class DaemonFixture: @unchecked Sendable {
+    let root: URL
+    let environment: [String: String]
+    private(set) var process: Process?
+    private let logURL: URL
+
+    init(extraEnvironment: [String: String] = [:]) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-test-\(UUID().uuidString.prefix(8))")
+        for sub in ["config/lifeline", "state", "run"] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = root.appendingPathComponent("config").path
+        env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
+        env["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
+        env["LIFELINE_LOG_LEVEL"] = env["LIFELINE_LOG_LEVEL"] ?? "debug"
+        for (k, v) in extraEnvironment { env[k] = v }
+        environment = env
+        logURL = root.appendingPathComponent("daemon.log")
+    }
+
+    var configPath: String { root.appendingPathComponent("config/lifeline/config.toml").path }
+    var eventLogPath: String { root.appendingPathComponent("state/lifeline/events.jsonl").path }
+    var stateFilePath: String { root.appendingPathComponent("run/lifeline/state.json").path }
+
+    func path(_ name: String) -> String { root.appendingPathComponent(name).path }
+
+    func writeConfig(_ toml: String) throws {
+        try toml.write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Writes an executable script (mode 0700) and returns its path.
+    func writeScript(_ name: String, _ body: String) throws -> String {
+        let p = path(name)
+        try body.write(toFile: p, atomically: true, encoding: .utf8)
+        chmod(p, 0o700)
+        return p
+    }
+
+    func start(arguments: [String] = ["daemon"]) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Harness.binary)
+        p.arguments = arguments
+        p.environment = environment
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        p.standardOutput = log
+        p.standardError = log
+        try p.run()
+        process = p
+    }
+
+    /// What the daemon wrote to stdout and stderr so far.
+    var daemonLog: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// Sends `signal` and waits (bounded) for the daemon to exit; returns its status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async -> Int32? {
+        guard let p = process else { return nil }
+        if p.isRunning { kill(p.processIdentifier, signal) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while p.isRunning, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        if p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            return nil
+        }
+        return p.terminationStatus
+    }
+
+    /// Runs `lifeline ARGS` with this fixture's environment.
+    func cli(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        try Harness.run([Harness.binary] + arguments, environment: environment)
+    }
+
+    /// The event log's lines, parsed.
+    func loggedEvents() -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: eventLogPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    func loggedStates() -> [String] { loggedEvents().compactMap { $0["state"] as? String } }
+
+    deinit {
+        if let p = process, p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+}
