@@ -49,6 +49,9 @@ public struct Supervised: Service {
                 why = "stopped"
             } catch is CancellationError {
                 return
+            } catch let fatal as PluginFatalError {
+                // Not restarted: the daemon stops with the plugin's exit code.
+                throw fatal
             } catch {
                 if Task.isCancelled { return }
                 why = "failed: \(error)"
