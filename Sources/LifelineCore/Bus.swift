@@ -158,7 +158,7 @@ public final class Bus: BusControl, Sendable {
             s.current.reason = v.reason
             s.current.rttMs = v.rttMs ?? -1
             s.current.metered = v.metered
-            post(Self.update(for: s, isTransition: false), in: s)
+            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: time.now())
             let since = wallClock() - heldFor.microseconds
@@ -169,7 +169,7 @@ public final class Bus: BusControl, Sendable {
             )
             trackOutage(&s)
             logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])
-            post(Self.update(for: s, isTransition: true), in: s)
+            post(Self.update(for: s, isTransition: true), to: s.mailboxes)
         }
     }
 
@@ -197,8 +197,8 @@ public final class Bus: BusControl, Sendable {
         Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil)
     }
 
-    private func post(_ update: Update, in s: State) {
-        for mailbox in s.mailboxes { mailbox.post(update) }
+    private func post(_ update: Update, to mailboxes: [Mailbox]) {
+        for mailbox in mailboxes { mailbox.post(update) }
     }
 
     // MARK: Debounce timer
@@ -304,7 +304,7 @@ public final class Bus: BusControl, Sendable {
     public func mute(for duration: Duration) {
         state.withLock { s in
             s.mutedUntil = wallClock() + duration.microseconds
-            post(Self.update(for: s, isTransition: false), in: s)
+            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         }
     }
 }
