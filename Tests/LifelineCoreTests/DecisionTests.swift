@@ -60,6 +60,10 @@ import Testing
         #expect(v?.kind == .ethernet)
     }
 
+    @Test func aLinkMonitorThatKnowsMoreIsBelievedWithoutAProbe() {
+        #expect(decide([link(.portal)])?.state == .portal)
+    }
+
     @Test func probeAloneDecidesWithoutALinkMonitor() {
         #expect(decide([probe(.limited)])?.state == .limited)
         #expect(decide([probe(.online)])?.state == .online)
