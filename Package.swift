@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("NotifySink", []),
 ]
 
 let package = Package(
@@ -74,6 +75,7 @@ let package = Package(
             dependencies: ["LifelineCore", "LifelineTestKit"] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["lifeline"]),
+        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }
