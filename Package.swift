@@ -7,6 +7,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
     ("DBusSink", ["LifelineDBus"]),
+    ("NotifySink", ["CNotify", "LifelineGLib"]),
 ]
 
 let package = Package(
@@ -42,6 +43,7 @@ let package = Package(
         .target(name: "LifelineGLib", dependencies: ["CGLib"]),
         // The thin libdbus wrapper: no raw pointer leaves it.
         .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib"]),
+        .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         .target(
             name: "LifelineConfig",
             dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]
@@ -86,6 +88,7 @@ let package = Package(
             dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus"]),
+        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }
