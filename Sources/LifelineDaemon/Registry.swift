@@ -2,6 +2,7 @@ import DBusSink
 import ExecMonitor
 import LifelineCore
 import LogSink
+import NotifySink
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -13,6 +14,7 @@ public enum Registry {
 
     public static let sinks: [any Sink.Type] = [
         LogSink.self,
+        NotifySink.self,
         DBusSink.self,
     ]
 
