@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("NotifySink", []),
     ("DBusSink", ["LifelineDBus"]),
 ]
 
@@ -86,6 +87,7 @@ let package = Package(
             dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus"]),
+        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }
