@@ -86,7 +86,7 @@ let package = Package(
             name: "LifelineDBusTests",
             dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus", "LifelineGLib"]),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")

@@ -1,5 +1,6 @@
 import Foundation
 import LifelineDBus
+import LifelineGLib
 import Testing
 
 /// org.lifeline.Lifeline1 (SPEC §7) read by real clients (gdbus, dbus-send,
@@ -375,5 +376,37 @@ import Testing
         // The D-Bus sink without a bus is an error for its supervisor to retry, not the daemon's end.
         #expect(daemon.process?.isRunning == true)
         #expect(await daemon.stop() == 0)
+    }
+}
+
+extension DBusServiceTests {
+    @Test func asyncCallsFromAConnectionOnAGLibLoop() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let s = try Setup()
+        try await s.start()
+        let loop = MainLoopThread(name: "test-client")
+        do {
+            let client = try BusConnection.connect(address: s.bus.address)
+            client.attach(to: loop)
+            // Fifty calls in flight at once, none blocking a thread.
+            let replies = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        let m = try BusMessage.methodCall(destination: Self.name, path: Self.path, interface: Self.name, member: "GetStatus")
+                        return try await client.call(m, timeout: .seconds(5)).signature
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies == Array(repeating: "a{sv}", count: 50))
+            // An error reply is thrown as the peer's D-Bus error.
+            let wrong = try BusMessage.methodCall(destination: Self.name, path: Self.path, interface: Self.name, member: "Mute")
+            try wrong.append(.string("soon"))
+            await #expect(throws: BusError(name: BusError.invalidArgs, "Mute takes 'u', got 's'")) {
+                _ = try await client.call(wrong, timeout: .seconds(5))
+            }
+        }
+        loop.stop()
+        #expect(await s.daemon.stop() == 0)
     }
 }
