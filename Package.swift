@@ -7,6 +7,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
     ("NotifySink", []),
+    ("DBusSink", ["LifelineDBus"]),
 ]
 
 let package = Package(
@@ -35,6 +36,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // C libraries through pkg-config (FIELD-NOTES: SwiftPM adds the -l flags).
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
+        // One GLib main loop on its own thread, shared by libdbus and libnotify.
+        .target(name: "LifelineGLib", dependencies: ["CGLib"]),
+        // The thin libdbus wrapper: no raw pointer leaves it.
+        .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib"]),
         .target(
             name: "LifelineConfig",
             dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]
@@ -51,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "lifeline",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineDaemon", "LogSink",
+                "LifelineCore", "LifelineConfig", "LifelineDaemon", "LogSink", "DBusSink", "LifelineDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -59,7 +67,7 @@ let package = Package(
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
         .executableTarget(
             name: "lifeline-bench",
-            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon"]
+            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "DBusSink", "LifelineDBus"]
         ),
         .testTarget(
             name: "LifelineCoreTests",
@@ -74,7 +82,11 @@ let package = Package(
             name: "PluginTests",
             dependencies: ["LifelineCore", "LifelineTestKit"] + plugins.map { .target(name: $0.name) }
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline"]),
+        .testTarget(
+            name: "LifelineDBusTests",
+            dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
+        ),
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus", "LifelineGLib"]),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")

@@ -1,3 +1,4 @@
+import DBusSink
 import ExecMonitor
 import LifelineCore
 import LogSink
@@ -12,6 +13,7 @@ public enum Registry {
 
     public static let sinks: [any Sink.Type] = [
         LogSink.self,
+        DBusSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }

@@ -120,6 +120,10 @@ final class DaemonFixture: @unchecked Sendable {
         env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
         env["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
         env["LIFELINE_LOG_LEVEL"] = env["LIFELINE_LOG_LEVEL"] ?? "debug"
+        // A test daemon never joins the developer's real session bus (the default
+        // config has a `dbus` sink and one name per bus): tests that want D-Bus
+        // pass a private bus (`PrivateBus`) in `extraEnvironment`.
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + root.appendingPathComponent("no-session-bus").path
         for (k, v) in extraEnvironment { env[k] = v }
         environment = env
         logURL = root.appendingPathComponent("daemon.log")
