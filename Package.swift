@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("NetlinkMonitor", ["CNetlink"]),
 ]
 
 let package = Package(
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
     ],
     targets: [
+        // rtnetlink kernel headers for NetlinkMonitor: headers only, nothing to link.
+        .systemLibrary(name: "CNetlink", path: "Sources/CNetlink"),
         .target(
             name: "LifelineCore",
             dependencies: [
