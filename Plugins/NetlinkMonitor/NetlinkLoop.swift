@@ -37,6 +37,8 @@ final class NetlinkLoop: @unchecked Sendable {
     private var publishedKey: VerdictKey?
     private var lastPrimary: RouteTable.Primary?
     private var kindCache: (index: Int32, name: String, kind: InterfaceKind)?
+    /// Interfaces whose link and address events pass the socket filter.
+    private var watched: Set<Int32> = []
 
     private struct VerdictKey: Equatable {
         var state: ConnectivityState
@@ -52,6 +54,7 @@ final class NetlinkLoop: @unchecked Sendable {
         events = try NetlinkSocket(groups: groups, nonBlocking: true, receiveBuffer: settings.receiveBuffer)
         dumps = try NetlinkSocket(groups: 0, nonBlocking: true)
         wakeup = try Wakeup()
+        try events.attach(EventFilter.program(watching: []))
         // Large enough for any rtnetlink datagram (the kernel caps them at 32 KiB).
         buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
     }
@@ -73,6 +76,7 @@ final class NetlinkLoop: @unchecked Sendable {
     private func loop(emit: (Event) -> Void) throws(NetlinkSocket.Failure) {
         let clock = ContinuousClock()
         table = try dump()
+        try syncWatched(refreshAll: true)
         var lastDump = clock.now
         evaluate(check: false, emit: emit)
         var redumpPending = false
@@ -105,11 +109,13 @@ final class NetlinkLoop: @unchecked Sendable {
                 // until a fresh dump, at most one per interval.
                 guard lastDump.duration(to: clock.now) >= settings.redumpInterval else { continue }
                 table = try dump()
+                try syncWatched(refreshAll: false)
                 lastDump = clock.now
                 redumpPending = false
                 logger.info("netlink: tables re-dumped after overflow")
                 evaluate(check: true, emit: emit)
             } else if relevant {
+                try syncWatched(refreshAll: false)
                 evaluate(check: true, emit: emit)
             }
         }
@@ -146,36 +152,69 @@ final class NetlinkLoop: @unchecked Sendable {
             var fresh = RouteTable()
             var consistent = true
             for type in [LL_RTM_GETLINK, LL_RTM_GETADDR, LL_RTM_GETROUTE] {
-                let sequence = try dumps.requestDump(type: type)
-                var done = false
-                while !done {
-                    guard dumps.waitReadable(timeoutMs: 5000) else {
-                        throw NetlinkSocket.Failure(operation: "dump (no reply in 5s)", errno: ETIMEDOUT)
-                    }
-                    switch try dumps.receive(into: buffer) {
-                    case .wouldBlock, .foreign:
-                        continue
-                    case .overflow, .truncated:
-                        consistent = false
-                    case .data(let count):
-                        let result = NetlinkParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                        for problem in result.problems { logger.warning("netlink: malformed dump input: \(problem)") }
-                        for message in result.messages where message.header.sequence == sequence {
-                            if message.header.flags & LL_NLM_F_DUMP_INTR != 0 { consistent = false }
-                            switch message.body {
-                            case .done: done = true
-                            case .error(let code) where code != 0:
-                                throw NetlinkSocket.Failure(operation: "dump \(type)", errno: -code)
-                            default: fresh.apply(message)
-                            }
-                        }
-                    }
-                }
+                let (messages, complete) = try dumpMessages(type)
+                consistent = consistent && complete
+                for message in messages { fresh.apply(message) }
             }
             if consistent { return fresh }
             logger.debug("netlink: dump attempt \(attempt) was interrupted by changes; repeating")
         }
         throw NetlinkSocket.Failure(operation: "dump (interrupted 5 times)", errno: EAGAIN)
+    }
+
+    /// Lets the link and address events of every interface a default route
+    /// uses through the socket filter, and re-reads those that were not
+    /// watched (the filter dropped their events, so what the table knows of
+    /// them may be old). Watching starts before the re-read: no change is
+    /// missed in between. An interface stays watched until it is deleted, so a
+    /// route that flaps costs no re-read.
+    private func syncWatched(refreshAll: Bool) throws(NetlinkSocket.Failure) {
+        let next = watched.filter { table.links[$0] != nil }.union(table.nextHopIndexes)
+        let added = refreshAll ? next : next.subtracting(watched)
+        if next != watched {
+            try events.attach(EventFilter.program(watching: next))
+            watched = next
+        }
+        guard !added.isEmpty else { return }
+        for attempt in 1...5 {
+            let (links, linksComplete) = try dumpMessages(LL_RTM_GETLINK)
+            let (addresses, addressesComplete) = try dumpMessages(LL_RTM_GETADDR)
+            if (linksComplete && addressesComplete) || attempt == 5 {
+                table.refresh(added, from: links + addresses)
+                return
+            }
+        }
+    }
+
+    /// One dump on the dump socket; `complete` is false when the kernel marked
+    /// it interrupted or replies were lost.
+    private func dumpMessages(_ type: UInt16) throws(NetlinkSocket.Failure) -> (messages: [NetlinkMessage], complete: Bool) {
+        let sequence = try dumps.requestDump(type: type)
+        var messages: [NetlinkMessage] = []
+        var complete = true
+        while true {
+            guard dumps.waitReadable(timeoutMs: 5000) else {
+                throw NetlinkSocket.Failure(operation: "dump (no reply in 5s)", errno: ETIMEDOUT)
+            }
+            switch try dumps.receive(into: buffer) {
+            case .wouldBlock, .foreign:
+                continue
+            case .overflow, .truncated:
+                complete = false
+            case .data(let count):
+                let result = NetlinkParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                for problem in result.problems { logger.warning("netlink: malformed dump input: \(problem)") }
+                for message in result.messages where message.header.sequence == sequence {
+                    if message.header.flags & LL_NLM_F_DUMP_INTR != 0 { complete = false }
+                    switch message.body {
+                    case .done: return (messages, complete)
+                    case .error(let code) where code != 0:
+                        throw NetlinkSocket.Failure(operation: "dump \(type)", errno: -code)
+                    default: messages.append(message)
+                    }
+                }
+            }
+        }
     }
 
     /// Decides and emits when the verdict changed; asks for a check when `check`.

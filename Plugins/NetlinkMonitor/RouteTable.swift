@@ -211,6 +211,34 @@ struct RouteTable: Sendable {
         routes.removeAll { $0.nextHops.isEmpty && $0.type == LL_RTN_UNICAST }
     }
 
+    /// Interfaces some default route goes through.
+    var nextHopIndexes: Set<Int32> {
+        Set(routes.flatMap { $0.nextHops.map(\.index) }.filter { $0 > 0 })
+    }
+
+    /// Replaces what is known of `indexes` by a fresh link and address dump
+    /// (for interfaces whose events the socket filter was dropping).
+    mutating func refresh(_ indexes: Set<Int32>, from dumped: [NetlinkMessage]) {
+        for index in indexes {
+            var link: LinkMessage?
+            var fresh: Set<Address> = []
+            for message in dumped {
+                switch message.body {
+                case .newLink(let m) where m.index == index: link = m
+                case .newAddress(let m) where m.index == index: if let a = Self.address(m) { fresh.insert(a) }
+                default: break
+                }
+            }
+            guard let link else {
+                _ = deleteLink(index)
+                continue
+            }
+            links[index] = Link(index: index, name: link.name ?? links[index]?.name ?? "if\(index)", flags: link.flags,
+                                hardwareType: link.hardwareType, infoKind: link.infoKind)
+            addresses[index] = fresh
+        }
+    }
+
     private func usesInterface(_ index: Int32) -> Bool {
         routes.contains { $0.nextHops.contains { $0.index == index } }
     }

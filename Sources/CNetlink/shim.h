@@ -14,6 +14,7 @@
 #include <linux/if_addr.h>
 #include <linux/if_arp.h>
 #include <linux/if_link.h>
+#include <linux/filter.h>
 
 // The poll loop's wake-up descriptor and thread name (glibc hides them from Swift's Glibc module).
 static inline int ll_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
@@ -100,5 +101,17 @@ static const uint16_t LL_ARPHRD_ETHER = ARPHRD_ETHER;
 static const uint16_t LL_ARPHRD_PPP = ARPHRD_PPP;
 static const uint16_t LL_ARPHRD_NONE = ARPHRD_NONE;
 static const uint16_t LL_ARPHRD_LOOPBACK = ARPHRD_LOOPBACK;
+
+// Classic BPF socket filter: the kernel drops what cannot matter before it
+// wakes the reader (veth churn costs no wake-up). Loads are big-endian.
+static const uint16_t LL_BPF_LD_H_ABS = BPF_LD | BPF_H | BPF_ABS;
+static const uint16_t LL_BPF_LD_W_ABS = BPF_LD | BPF_W | BPF_ABS;
+static const uint16_t LL_BPF_LD_B_ABS = BPF_LD | BPF_B | BPF_ABS;
+static const uint16_t LL_BPF_JEQ_K = BPF_JMP | BPF_JEQ | BPF_K;
+static const uint16_t LL_BPF_RET_K = BPF_RET | BPF_K;
+static inline int ll_attach_filter(int fd, struct sock_filter *program, unsigned short count) {
+    struct sock_fprog fprog = { .len = count, .filter = program };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof fprog);
+}
 
 #endif

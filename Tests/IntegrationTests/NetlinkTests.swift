@@ -123,6 +123,10 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
 @Suite(.serialized) struct NetlinkTests {
     static let tools = ["ip"]
 
+    static func batch(_ net: NetnsPair, _ commands: [String]) throws {
+        try NetnsPair.ip(["-n", net.client, "-batch", "-"], stdin: commands.joined(separator: "\n") + "\n")
+    }
+
     @Test func linkDownAndUp() async throws {
         guard Harness.available(.rootAnd(Self.tools)) else { return }
         let net = try NetnsPair()
@@ -168,13 +172,14 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
     @Test func routeReplace() async throws {
         guard Harness.available(.rootAnd(Self.tools)) else { return }
         let net = try NetnsPair()
-        try net.client(
-            "link add w0 type veth peer name w1 netns \(net.upstream)",
-            "addr add 10.78.0.2/24 dev w0",
-            "link set w0 up")
+        // w0 is down when the daemon starts; it comes up while the daemon only
+        // watches v0, so the monitor must re-read it when the route moves there.
+        try net.client("link add w0 type veth peer name w1 netns \(net.upstream)", "addr add 10.78.0.2/24 dev w0")
         try net.upstream("addr add 10.78.0.1/24 dev w1", "link set w1 up")
         let d = try net.daemon()
         await d.expectEvents([online])
+        try net.client("link set w0 up")
+        await d.expectQuiet(count: 1)
         try net.client("route replace default via 10.78.0.1 dev w0")
         let viaW0 = LoggedEvent(state: "online", interface: "w0", reason: "default route via w0")
         await d.expectEvents([online, viaW0])
@@ -229,10 +234,14 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         await d.expectEvents([online])
         let pid = try #require(d.process?.processIdentifier)
         // A stopped reader and a tiny buffer: the kernel must drop events,
-        // including the route deletion that matters.
+        // including the route deletion that matters. The socket filter drops
+        // veth churn before it queues, so the flood is default routes, which pass.
         kill(pid, SIGSTOP)
         try net.churn(pairs: 200)
-        try net.client("route del default via 10.77.0.1")
+        let metrics = 1000..<1200
+        try Self.batch(net, metrics.map { "route add default via 10.77.0.1 metric \($0)" }
+            + metrics.map { "route del default via 10.77.0.1 metric \($0)" }
+            + ["route del default via 10.77.0.1"])
         kill(pid, SIGCONT)
         await d.expectEvents([online, offline("default route via v0 removed")])
         #expect(d.daemonLog.contains("ENOBUFS"))
