@@ -76,7 +76,8 @@ let package = Package(
             name: "PluginTests",
             dependencies: ["LifelineCore", "LifelineTestKit"] + plugins.map { .target(name: $0.name) }
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline"]),
+        // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "NetlinkMonitor"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }

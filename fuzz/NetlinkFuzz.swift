@@ -6,7 +6,11 @@ public func netlinkFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let result = NetlinkParser.parse(bytes)
     var table = RouteTable()
     for message in result.messages { table.apply(message) }
-    let primary = table.primary()
+    var primary = table.primary()
+    _ = table.offlineReason(previous: primary)
+    // Re-read the interfaces default routes use from the same bytes (as after a filter change).
+    table.refresh(table.nextHopIndexes, from: result.messages)
+    primary = table.primary()
     _ = table.offlineReason(previous: primary)
     for problem in result.problems { _ = problem.description }
     return 0

@@ -86,7 +86,9 @@ final class NetlinkLoop: @unchecked Sendable {
             var timeout: Int32 = -1
             if redumpPending {
                 let wait = clock.now.duration(to: lastDump.advanced(by: settings.redumpInterval))
-                timeout = max(0, Int32(clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000))
+                // Rounded up: waking a fraction of a millisecond early would spin.
+                let ms = wait.components.seconds * 1000 + (wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+                timeout = max(0, Int32(clamping: ms))
             }
             fds[0].revents = 0
             fds[1].revents = 0

@@ -9,7 +9,8 @@ import LifelineCore
 /// running and not loopback. The primary interface is the one of the usable
 /// default route with the lowest metric. Interfaces that never carry the
 /// default route (docker, veth, bridges, tun without a route) cannot change the
-/// state, whatever their churn.
+/// state, whatever their churn: a socket filter (`EventFilter`) has the kernel
+/// drop their messages before they wake the daemon.
 ///
 /// Publishes a `.link` observation when the state, interface or kind changes,
 /// and asks the probe to check at once after every change that touches the

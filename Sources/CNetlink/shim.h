@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/if.h>
@@ -19,6 +21,9 @@
 // The poll loop's wake-up descriptor and thread name (glibc hides them from Swift's Glibc module).
 static inline int ll_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 static inline void ll_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+// Moves the calling thread into the network namespace open at `fd` (0x40000000 =
+// CLONE_NEWNET). Tests use it to open the monitor's sockets inside a private namespace.
+static inline int ll_enter_netns(int fd) { return (int)syscall(SYS_setns, fd, 0x40000000); }
 
 // Sizes and alignment of the wire format.
 static const uint32_t LL_NLMSG_ALIGNTO = NLMSG_ALIGNTO;
