@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", []),
     ("DBusSink", ["LifelineDBus"]),
 ]
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
     ],
     targets: [
+        // rtnetlink kernel headers for NetlinkMonitor: headers only, nothing to link.
+        .systemLibrary(name: "CNetlink", path: "Sources/CNetlink"),
         .target(
             name: "LifelineCore",
             dependencies: [
@@ -86,7 +89,8 @@ let package = Package(
             name: "LifelineDBusTests",
             dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus", "LifelineGLib"]),
+        // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"]),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")

@@ -2,6 +2,7 @@ import DBusSink
 import ExecMonitor
 import LifelineCore
 import LogSink
+import NetlinkMonitor
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -9,6 +10,7 @@ import LogSink
 public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
+        NetlinkMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [

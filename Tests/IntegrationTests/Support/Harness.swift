@@ -109,6 +109,9 @@ final class DaemonFixture: @unchecked Sendable {
     let environment: [String: String]
     private(set) var process: Process?
     private let logURL: URL
+    /// Runs the daemon through a wrapper that execs it, e.g.
+    /// `["ip", "netns", "exec", NS]` to put it in a network namespace.
+    var commandPrefix: [String] = []
 
     init(extraEnvironment: [String: String] = [:]) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-test-\(UUID().uuidString.prefix(8))")
@@ -149,8 +152,13 @@ final class DaemonFixture: @unchecked Sendable {
 
     func start(arguments: [String] = ["daemon"]) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.binary)
-        p.arguments = arguments
+        if let wrapper = commandPrefix.first {
+            p.executableURL = URL(fileURLWithPath: Harness.which(wrapper) ?? wrapper)
+            p.arguments = Array(commandPrefix.dropFirst()) + [Harness.binary] + arguments
+        } else {
+            p.executableURL = URL(fileURLWithPath: Harness.binary)
+            p.arguments = arguments
+        }
         p.environment = environment
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
