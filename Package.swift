@@ -6,8 +6,9 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
-    ("DBusSink", ["LifelineDBus"]),
+    ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),
+    ("DBusSink", ["LifelineDBus"]),
 ]
 
 let package = Package(
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
     ],
     targets: [
+        // rtnetlink kernel headers for NetlinkMonitor: headers only, nothing to link.
+        .systemLibrary(name: "CNetlink", path: "Sources/CNetlink"),
         .target(
             name: "LifelineCore",
             dependencies: [
@@ -87,7 +90,8 @@ let package = Package(
             name: "LifelineDBusTests",
             dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus"]),
+        // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"]),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")

@@ -58,7 +58,8 @@ public struct Supervised: Service {
             }
             if started.duration(to: clock.now) >= backoff.maximum { delay = backoff.initial }
             logger.error("\(name) \(why); restarting in \(DurationText.format(delay))")
-            try await Task.sleep(for: delay)
+            // Shutdown during the back-off is a normal end, not a failure.
+            do { try await Task.sleep(for: delay) } catch { return }
             delay = min(delay * 2, backoff.maximum)
             attempt += 1
         }

@@ -5,7 +5,7 @@ import Synchronization
 /// Owns one private `DBusConnection` (closed and unreferenced in `deinit`).
 ///
 /// Two ways to use it:
-/// - Blocking, from one thread (the CLI): `call(_:timeout:)`, `addMatch`,
+/// - Blocking, from one thread (the CLI): `callBlocking(_:timeout:)`, `addMatch`,
 ///   `readWrite(timeoutMs:)` + `popMessage()`.
 /// - Attached to a `MainLoopThread` (the daemon): `attach(to:)` runs libdbus
 ///   inside that GLib context (watch and timeout functions, a wake-up and a
@@ -112,7 +112,7 @@ public final class BusConnection: @unchecked Sendable {
     /// Sends a method call and blocks until its reply (at most `timeout`); an
     /// error reply is thrown. When attached this blocks the loop: use it only
     /// for set-up, and the async form otherwise.
-    public func call(_ message: BusMessage, timeout: Duration = .seconds(25)) throws(BusError) -> BusMessage {
+    public func callBlocking(_ message: BusMessage, timeout: Duration = .seconds(25)) throws(BusError) -> BusMessage {
         let ms = Self.milliseconds(timeout)
         let raw = self.raw
         let reply = try onLoop { () throws(BusError) -> OpaquePointer? in
@@ -186,7 +186,7 @@ public final class BusConnection: @unchecked Sendable {
         let m = try BusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
                                           member: "GetConnectionUnixProcessID")
         try m.append(.string(name))
-        guard let pid = try call(m, timeout: .seconds(5)).arguments().first?.uint32 else {
+        guard let pid = try callBlocking(m, timeout: .seconds(5)).arguments().first?.uint32 else {
             throw BusError(name: BusError.invalidArgs, "GetConnectionUnixProcessID: unexpected reply")
         }
         return pid

@@ -2,6 +2,7 @@ import DBusSink
 import ExecMonitor
 import LifelineCore
 import LogSink
+import NetlinkMonitor
 import NotifySink
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
@@ -10,6 +11,7 @@ import NotifySink
 public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
+        NetlinkMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [

@@ -92,8 +92,10 @@ public final class MainLoopThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the loop thread and returns its result; inline when called there.
+    /// After `stop()` the thread is gone and `body` runs on the caller's thread
+    /// (so owners can still release what they attached).
     public func sync<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        if isCurrent { return try body() }
+        if isCurrent || queue.withLock({ $0.stopped }) { return try body() }
         return try withoutActuallyEscaping(body) { (escapable) throws(E) -> T in
             let box = UnsafeTransfer<(job: (() throws(E) -> T)?, result: Result<T, E>?)>((escapable, nil))
             let done = Semaphore()

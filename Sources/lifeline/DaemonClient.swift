@@ -48,7 +48,7 @@ struct DaemonClient {
                                               interface: Lifeline1.interfaceName, member: member)
             m.autoStart = false
             try m.append(arguments)
-            return try connection.call(m, timeout: timeout).arguments()
+            return try connection.callBlocking(m, timeout: timeout).arguments()
         } catch {
             if error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner {
                 throw .noDaemon("no daemon owns \(Lifeline1.busName)")
