@@ -77,8 +77,9 @@ final class Desktop: @unchecked Sendable {
 
     deinit {
         killNotificationServer()
+        // SIGKILL: children of the test process inherit its blocked SIGTERM.
         if xvfb.isRunning {
-            xvfb.terminate()
+            kill(xvfb.processIdentifier, SIGKILL)
             xvfb.waitUntilExit()
         }
     }
