@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("ProbeMonitor", ["CCurl"]),
 ]
 
 let package = Package(
@@ -56,6 +57,7 @@ let package = Package(
             ]
         ),
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .executableTarget(
             name: "lifeline-bench",
             dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon"]
@@ -71,7 +73,9 @@ let package = Package(
         .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
         .testTarget(
             name: "PluginTests",
-            dependencies: ["LifelineCore", "LifelineTestKit"] + plugins.map { .target(name: $0.name) }
+            dependencies: [
+                "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+            ] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["lifeline"]),
     ] + plugins.map {

@@ -7,6 +7,9 @@ public enum DefaultConfig {
         down = "2s"
         up = "1s"
 
+        [[monitor]]
+        kind = "probe"
+
         [[sink]]
         kind = "log"
         """

@@ -1,6 +1,7 @@
 import ExecMonitor
 import LifelineCore
 import LogSink
+import ProbeMonitor
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -8,6 +9,7 @@ import LogSink
 public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
+        ProbeMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [
