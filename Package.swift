@@ -77,7 +77,7 @@ let package = Package(
                 "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
             ] + plugins.map { .target(name: $0.name) }
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["lifeline"], exclude: ["Resources"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }

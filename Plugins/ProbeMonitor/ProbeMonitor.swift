@@ -195,7 +195,8 @@ public struct ProbeMonitor: Monitor {
     func watchCounters(scheduler: ProbeScheduler) async {
         let time = scheduler.time
         var detector = StallDetector(window: config.stall.duration)
-        var lastInterface: String?
+        // The first probe runs at start; only a later change of route triggers one.
+        var lastInterface = primaryInterface()
         var lastSample = time.now()
         var next = time.now()
         while !Task.isCancelled {
@@ -205,9 +206,7 @@ public struct ProbeMonitor: Monitor {
             if next.duration(to: now) > .seconds(2) { next = now }  // slept through a suspend: don't catch up
             let interface = primaryInterface()
             if interface != lastInterface {
-                if interface != nil, lastInterface != nil || scheduler.plan.lastStart != nil {
-                    scheduler.trigger(.request)
-                }
+                if interface != nil { scheduler.trigger(.request) }
                 lastInterface = interface
             }
             let plan = scheduler.plan

@@ -143,10 +143,17 @@ final class DaemonFixture: @unchecked Sendable {
         return p
     }
 
-    func start(arguments: [String] = ["daemon"]) throws {
+    /// Starts `lifeline ARGUMENTS`; with `namespace`, inside that network
+    /// namespace (`ip netns exec`, which execs, so the pid is the daemon's).
+    func start(arguments: [String] = ["daemon"], namespace: String? = nil) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.binary)
-        p.arguments = arguments
+        if let namespace {
+            p.executableURL = URL(fileURLWithPath: Harness.which("ip") ?? "/usr/sbin/ip")
+            p.arguments = ["netns", "exec", namespace, Harness.binary] + arguments
+        } else {
+            p.executableURL = URL(fileURLWithPath: Harness.binary)
+            p.arguments = arguments
+        }
         p.environment = environment
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
