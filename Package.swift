@@ -7,6 +7,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
     ("ProbeMonitor", ["CCurl"]),
+    ("NotifySink", []),
 ]
 
 let package = Package(
@@ -78,6 +79,7 @@ let package = Package(
             ] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["lifeline"], exclude: ["Resources"]),
+        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }

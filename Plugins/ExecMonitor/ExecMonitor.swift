@@ -69,8 +69,13 @@ public struct ExecMonitor: Monitor {
 
     public struct Exited: Error, CustomStringConvertible {
         public var command: String
-        public var status: String
-        public var description: String { "\(command) exited (\(status))" }
+        public var status: TerminationStatus
+        public var description: String {
+            switch status {
+            case .exited(let code): "\(command) exited with status \(code)"
+            case .signaled(let signal): "\(command) was killed by signal \(signal)"
+            }
+        }
     }
 
     public func run(handle: MonitorHandle) async throws {
@@ -107,7 +112,7 @@ public struct ExecMonitor: Monitor {
                 }
             }
         }
-        throw Exited(command: program, status: "\(result.terminationStatus)")
+        throw Exited(command: program, status: result.terminationStatus)
     }
 }
 
