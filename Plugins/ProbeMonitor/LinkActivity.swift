@@ -82,13 +82,21 @@ struct PacketCounters: Sendable, Equatable {
 /// Watches one interface's packet counters, sampled about once a second, for
 /// the two signals a probe cannot see between its runs:
 ///
-/// - stall: packets keep leaving (tx grew in two samples or more) but none arrive
-///   for `window`: whatever the user is doing gets no answer. Fires once, and
-///   again only after packets arrived in between.
-/// - resumed: after a stall, packets arrive again: the upstream may be back.
+/// - stall: packets keep leaving (tx grew in two samples or more) but nothing
+///   that looks like answers arrives for `window`: whatever the user is doing gets
+///   no reply. Fires once, and again only after answers arrived in between.
+/// - resumed: after a stall, answers arrive again: the upstream may be back.
+///
+/// "Answers": at least one packet in for every `answerRatio` out in the same
+/// sample. Any link hears some unsolicited packets (ARP, IPv6 neighbour and
+/// multicast chatter, a neighbour's broadcasts); one of those amid a stream of
+/// unanswered packets is not an answer.
 ///
 /// Packets the probe itself causes would fool both signals (its reply is
-/// "arriving", its SYNs "leaving"), so samples overlapping a probe are ignored.
+/// "arriving", its SYNs "leaving"), so in samples overlapping a probe the first
+/// `probeAllowance` packets each way are taken to be the probe's. More than
+/// that is the user's traffic, and still counts: a blackholed probe can take
+/// its whole timeout, and answers arriving meanwhile mean the upstream is back.
 struct StallDetector: Sendable {
     enum Signal: Equatable, Sendable {
         case stall(since: Moment)
@@ -96,6 +104,9 @@ struct StallDetector: Sendable {
     }
 
     var window: Duration
+    var answerRatio: UInt64 = 8
+    /// An HTTP check is about a dozen packets each way (handshake, request, reply, close).
+    var probeAllowance: UInt64 = 16
     /// Packets that straggle in after a probe ended (the server's FIN) still count as the probe's.
     var probeGrace: Duration = .milliseconds(500)
 
@@ -124,15 +135,18 @@ struct StallDetector: Sendable {
             reset()
             return nil
         }
-        if probeBusy { return nil }
-        let sent = counters.tx > last.tx
-        let received = counters.rx > last.rx
-        if received {
+        var sent = counters.tx - last.tx
+        var received = counters.rx - last.rx
+        if probeBusy {
+            sent = sent > probeAllowance ? sent - probeAllowance : 0
+            received = received > probeAllowance ? received - probeAllowance : 0
+        }
+        if received > 0, received >= sent / answerRatio {
             let wasStalled = stalled
             reset()
             return wasStalled ? .resumed : nil
         }
-        if sent {
+        if sent > 0 {
             if firstUnansweredTx == nil, let lastSample { firstUnansweredTx = lastSample }
             unansweredTxSamples += 1
         }

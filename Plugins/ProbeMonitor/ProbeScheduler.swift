@@ -42,12 +42,16 @@ struct ProbePlan: Sendable, Equatable {
     }
 
     /// Asks for a probe as soon as allowed. A stall wins over a plain request
-    /// (it carries evidence the probe's verdict uses).
-    mutating func trigger(_ cause: ProbeCause) {
+    /// (it carries evidence the probe's verdict uses). Returns true when the
+    /// probe under way should be abandoned: answers came back while it waits out
+    /// its timeout on a connection started into the void, so a fresh probe will
+    /// know sooner.
+    mutating func trigger(_ cause: ProbeCause) -> Bool {
         switch (pending, cause) {
-        case (.stall, _): return
+        case (.stall, _): break
         default: pending = cause
         }
+        return cause == .resumed && inFlight
     }
 
     /// When the next probe may start (nil while one is in flight).
@@ -100,6 +104,7 @@ final class ProbeScheduler: Sendable {
     private struct State {
         var plan: ProbePlan
         var sleeper: Task<Void, Never>?
+        var running: Task<Bool?, Never>?
     }
 
     private let state: Mutex<State>
@@ -113,22 +118,34 @@ final class ProbeScheduler: Sendable {
     var plan: ProbePlan { state.withLock { $0.plan } }
 
     func trigger(_ cause: ProbeCause) {
-        let sleeper = state.withLock { s -> Task<Void, Never>? in
-            s.plan.trigger(cause)
-            return s.sleeper
+        let (sleeper, preempted) = state.withLock { s in
+            let preempt = s.plan.trigger(cause)
+            return (s.sleeper, preempt ? s.running : nil)
         }
         sleeper?.cancel()
+        preempted?.cancel()
     }
 
     /// Probes until the calling task is cancelled.
-    func run(probe: Probe) async {
+    func run(probe: @escaping Probe) async {
         while !Task.isCancelled {
             let now = time.now()
             let started = state.withLock { $0.plan.start(at: now) }
             if let cause = started {
-                let result = await probe(cause)
+                // A child task, so that a `resumed` trigger can cancel it (the
+                // probe then returns nil: no verdict from an abandoned probe).
+                let running = Task { await probe(cause) }
+                state.withLock { $0.running = running }
+                let result = await withTaskCancellationHandler {
+                    await running.value
+                } onCancel: {
+                    running.cancel()
+                }
                 let end = time.now()
-                state.withLock { $0.plan.finish(at: end, online: result) }
+                state.withLock {
+                    $0.running = nil
+                    $0.plan.finish(at: end, online: result)
+                }
                 continue
             }
             await sleepUntilDueOrTriggered()

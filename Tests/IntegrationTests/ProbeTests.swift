@@ -27,8 +27,11 @@ import Testing
         """
     }
 
+    /// Starts the daemon in the lab's namespace, talking to the lab directly
+    /// (the fixture's guard proxy is for default-config tests).
     func startDaemon(_ lab: ProbeLab, config: String, environment: [String: String] = [:]) throws -> DaemonFixture {
-        let fixture = try DaemonFixture(extraEnvironment: environment)
+        let direct = ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "", "HTTPS_PROXY": "", "ALL_PROXY": ""]
+        let fixture = try DaemonFixture(extraEnvironment: direct.merging(environment) { $1 })
         try fixture.writeConfig(config)
         try fixture.start(namespace: lab.namespace)
         return fixture
@@ -130,7 +133,7 @@ import Testing
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "2s"))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
         try lab.startTraffic()
-        try await Task.sleep(for: .seconds(2))  // traffic flowing and answered (ICMP port unreachable)
+        try await Task.sleep(for: .seconds(2))  // traffic flowing and answered
         #expect(fixture.loggedStates() == ["online"])
 
         try lab.blackhole()
@@ -341,24 +344,37 @@ final class ProbeLab: @unchecked Sendable {
         try Self.sh(["nft", "delete", "table", "inet", table])
     }
 
-    /// A steady UDP stream from the namespace (20 packets/s), as an active user
-    /// would cause. Its port is closed, so while the upstream works each packet
-    /// is answered (ICMP port unreachable); once blackholed, nothing comes back.
+    /// A steady UDP stream from the namespace (20 packets/s) to an echo server on
+    /// the host end, as an active user would cause: answered packet for packet
+    /// while the upstream works, unanswered once it is blackholed.
     func startTraffic() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.which("ip") ?? "/usr/sbin/ip")
-        p.arguments = ["netns", "exec", namespace, Harness.which("python3") ?? "/usr/bin/python3", "-c", """
+        let python = Harness.which("python3") ?? "/usr/bin/python3"
+        let echo = Process()
+        echo.executableURL = URL(fileURLWithPath: python)
+        echo.arguments = ["-c", """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("\(hostAddress)", 7))
+            while True:
+                data, peer = s.recvfrom(2048)
+                s.sendto(data, peer)
+            """]
+        try echo.run()
+        servers.append(echo)
+        let sender = Process()
+        sender.executableURL = URL(fileURLWithPath: Harness.which("ip") ?? "/usr/sbin/ip")
+        sender.arguments = ["netns", "exec", namespace, python, "-c", """
             import socket, time
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             while True:
                 try:
-                    s.sendto(b"x" * 32, ("\(hostAddress)", 9))
+                    s.sendto(b"x" * 32, ("\(hostAddress)", 7))
                 except OSError:
                     pass
                 time.sleep(0.05)
             """]
-        try p.run()
-        traffic = p
+        try sender.run()
+        traffic = sender
     }
 
     func requests(_ mode: Mode) -> [String] {

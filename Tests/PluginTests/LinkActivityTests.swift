@@ -100,6 +100,15 @@ final class FakeHost {
         #expect(signals.first?.0 == 5 && signals.first?.1 == .stall(since: at(2)))
     }
 
+    @Test func aLoneNoisePacketAmidAStreamIsNotAnAnswer() {
+        // 20 packets/s out; an ARP reply (1 in) at 3 s does not restart the window.
+        let samples: [(UInt64, UInt64, Bool)] = [(0, 0, false), (20, 20, false), (40, 20, false),
+                                                 (60, 21, false), (80, 21, false), (100, 21, false)]
+        #expect(run(samples).map(\.0) == [4])
+        // Sparse traffic answered packet for packet is answered.
+        #expect(run((0..<10).map { (UInt64($0), UInt64($0), false) }).isEmpty)
+    }
+
     @Test func idleInterfaceNeverStalls() {
         #expect(run(Array(repeating: (5, 5, false), count: 20)).isEmpty)
     }
@@ -121,6 +130,15 @@ final class FakeHost {
         var samples: [(UInt64, UInt64, Bool)] = (0..<5).map { (UInt64($0) * 10, 0, false) }
         samples += [(50, 3, true), (60, 3, false), (70, 6, true), (80, 6, false), (90, 6, false), (100, 6, false)]
         #expect(run(samples).map(\.1) == [.stall(since: at(0))])
+    }
+
+    @Test func answersBeyondWhatAProbeCausesCountDuringAProbe() {
+        // Stalled, then a (blackholed) probe runs for 5 s; the upstream comes back
+        // meanwhile and the user's 20 packets/s are answered: resumed at once.
+        var samples: [(UInt64, UInt64, Bool)] = (0..<5).map { (UInt64($0) * 20, 0, false) }
+        samples += [(102, 0, true), (124, 2, true), (150, 30, true)]
+        #expect(run(samples).map(\.1) == [.stall(since: at(0)), .resumed])
+        #expect(run(samples).last?.0 == 7)
     }
 
     @Test func newInterfaceOrCounterResetStartsOver() {

@@ -24,7 +24,7 @@ import Testing
         while Double(tick) / 100 <= end {
             let now = Double(tick) / 100
             while let first = pendingTriggers.first, first.0 <= now {
-                plan.trigger(first.1)
+                _ = plan.trigger(first.1)
                 pendingTriggers.removeFirst()
             }
             if let until = runningUntil, until <= now {
@@ -93,10 +93,16 @@ import Testing
 
     @Test func stallEvidenceIsNotOverwrittenByAPlainRequest() {
         var plan = ProbePlan(interval: .seconds(30))
-        plan.trigger(.stall("eth0 sent packets but received none for 3s"))
-        plan.trigger(.request)
+        var preempt = plan.trigger(.stall("eth0 sent packets but received none for 3s"))
+        #expect(!preempt)
+        preempt = plan.trigger(.request)
+        #expect(!preempt)
         #expect(plan.start(at: at(0)) == .stall("eth0 sent packets but received none for 3s"))
         #expect(plan.due == nil, "no second probe while one is in flight")
+        preempt = plan.trigger(.request)
+        #expect(!preempt, "a request waits for the probe under way")
+        preempt = plan.trigger(.resumed)
+        #expect(preempt, "answers again: abandon the probe under way")
     }
 }
 
@@ -140,6 +146,31 @@ import Testing
         await settle()
         #expect(recorder.starts.withLock { $0 } == [.zero, .seconds(30), .seconds(35)])
         task.cancel()
+        await task.value
+    }
+
+    @Test func resumedAbandonsAProbeWaitingOutItsTimeout() async {
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
+        let recorder = Recorder()
+        let origin = clock.now
+        let task = Task {
+            await scheduler.run { cause in
+                recorder.starts.withLock { $0.append(origin.duration(to: clock.now)) }
+                if cause == .resumed { return true }
+                // A blackholed probe: waits out its 5 s timeout unless cancelled.
+                do { try await clock.sleep(for: .seconds(5)) } catch { return nil }
+                return false
+            }
+        }
+        await settle()
+        await clock.advance(by: .seconds(2))
+        scheduler.trigger(.resumed)
+        await settle()
+        #expect(recorder.starts.withLock { $0 } == [.zero, .seconds(2)])
+        #expect(scheduler.plan.online == true)
+        task.cancel()
+        await clock.advance(by: .seconds(60))
         await task.value
     }
 
