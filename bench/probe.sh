@@ -123,10 +123,15 @@ grep -o '"reason":"[^"]*"' "$work/events.jsonl" | sort | uniq -c | sed 's/^/  /'
 echo "-- idle online machine: probe requests at the server in ${idle_window} s (interval 30 s)"
 : > "$work/requests.log"
 start_daemon
+ticks() { awk '{print $14 + $15}' "/proc/$daemon/stat"; }
+before=$(ticks)
 sleep "$idle_window"
+after=$(ticks)
+awk '/^VmRSS/ {printf "  VmRSS %s kB", $2} /^Threads/ {printf ", %s threads\n", $2}' "/proc/$daemon/status"
 kill "$daemon"; wait "$daemon" 2>/dev/null || true
 count=$(grep -c '^GET' "$work/requests.log" || true)
 echo "  $count requests in ${idle_window} s (first at start-up); at most $(( idle_window / 30 + 1 )) allowed"
+echo "  CPU over the window (probes + once-a-second counter sampling): $(( (after - before) * 1000 / $(getconf CLK_TCK) )) ms"
 
 echo "-- computed (worst / mean over when the outage starts within an interval)"
 echo "  lifeline idle: interval 30 + timeout 5 + ramp 1 + timeout 5 + debounce 2 = 43 s / 28 s; recovery idle <= ramp (up to 30 s) + debounce 1"
