@@ -205,6 +205,43 @@ import Testing
         #expect(await direct.stop() == 0)
     }
 
+    @Test func noDefaultRouteMeansNoProbeTrafficAndARouteBackProbesAtOnce() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "1s"))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
+        try await Task.sleep(for: .milliseconds(1500))  // a probe under way may finish
+        let before = lab.requests(.ok).count
+        try await Task.sleep(for: .seconds(4))  // four intervals
+        #expect(lab.requests(.ok).count == before, "probed without a default route")
+        #expect(fixture.loggedStates() == ["online"], "published something new without a route")
+
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "add", "default", "via", lab.hostAddress])
+        #expect(await Harness.waitUntil(timeout: .seconds(3), "a probe once the route is back") {
+            lab.requests(.ok).count > before
+        })
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func interfaceBindingIsHonoured() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let bound = try startDaemon(lab, config: Self.config(url: lab.checkURL, extra: "interface = \"\(lab.namespaceInterface)\"\nfamily = \"ipv4\""))
+        #expect(await bound.waitForState("online", timeout: .seconds(10)))
+        #expect(await bound.stop() == 0)
+
+        // Bound to loopback, the lab's server is out of reach.
+        let wrong = try startDaemon(lab, config: Self.config(url: lab.checkURL, extra: "interface = \"lo\""))
+        #expect(await wrong.waitForState("limited", timeout: .seconds(10)))
+        let reason = try wrong.statusJSON()["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("probe to \(lab.checkURL) "), "\(reason)")
+        #expect(await wrong.stop() == 0)
+    }
+
     static func rssKiB(pid: Int32) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
