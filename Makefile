@@ -3,12 +3,12 @@
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # Libraries the daemon links (pkg-config names them to SwiftPM).
-BUILD_PACKAGES = pkg-config libcurl4-openssl-dev
+BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-openssl-dev
 # Real components the integration tests drive.
-TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 nftables
+TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin libglib2.0-bin coreutils nftables
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
 
-.PHONY: run build release test bench deps test-deps clean
+.PHONY: run build release test bench fuzz deps test-deps clean
 
 run: deps release
 	.build/release/lifeline daemon
@@ -35,6 +35,11 @@ bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
 	@for script in bench/*.sh; do echo "== $$script"; bash "$$script" || exit 1; done
+
+# libFuzzer on the netlink parser (toolchain only); FUZZ_SECONDS per run.
+FUZZ_SECONDS ?= 60
+fuzz: test-deps
+	bash fuzz/netlink.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf .build

@@ -8,9 +8,15 @@ public enum DefaultConfig {
         up = "1s"
 
         [[monitor]]
+        kind = "netlink"
+
+        [[monitor]]
         kind = "probe"
 
         [[sink]]
         kind = "log"
+
+        [[sink]]
+        kind = "dbus"
         """
 }

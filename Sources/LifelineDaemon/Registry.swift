@@ -1,6 +1,8 @@
+import DBusSink
 import ExecMonitor
 import LifelineCore
 import LogSink
+import NetlinkMonitor
 import ProbeMonitor
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
@@ -9,11 +11,13 @@ import ProbeMonitor
 public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
+        NetlinkMonitor.self,
         ProbeMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [
         LogSink.self,
+        DBusSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }

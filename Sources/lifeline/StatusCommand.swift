@@ -8,32 +8,25 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Print the current state once.",
         discussion: """
+            Asks the daemon on the session bus (GetStatus), else reads the runtime state file.
             Exits 0 when online, 1 when not, 3 when no daemon runs.
             --format fields: {state} {icon} {interface} {kind} {rtt_ms} {since} {duration} {reason}
             """
     )
 
-    @Option(help: "Template, e.g. '{icon} {state} {interface}'.")
-    var format: String?
-
-    @Flag(help: "Print every field as one JSON object.")
-    var json = false
+    @OptionGroup var output: StateOutput
 
     func run() throws {
-        guard let current = CurrentState.read() else {
-            printError("no daemon running (no state at \(Paths.fromEnvironment().stateFile))")
+        let event: StateEvent
+        if let client = try? DaemonClient.connect(), let live = try? client.status() {
+            event = live
+        } else if let current = CurrentState.read() {
+            event = current.event
+        } else {
+            printError("no daemon running (not on the session bus, no state at \(Paths.fromEnvironment().stateFile))")
             throw ExitCode(3)
         }
-        let event = current.event
-        let text: String
-        if json {
-            text = JSONText.object(event)
-        } else if let format {
-            text = StatusFormat.render(format, event, now: WallClock.micros())
-        } else {
-            text = StatusFormat.render(Self.plain(event), event, now: WallClock.micros())
-        }
-        print(text)
+        print(output.render(event))
         throw ExitCode(event.state == .online ? 0 : 1)
     }
 
@@ -44,5 +37,19 @@ struct StatusCommand: ParsableCommand {
         t += " for {duration}"
         if !e.reason.isEmpty { t += ": {reason}" }
         return t
+    }
+}
+
+/// `--format` / `--json`, shared by `status` and `check`.
+struct StateOutput: ParsableArguments {
+    @Option(help: "Template, e.g. '{icon} {state} {interface}'.")
+    var format: String?
+
+    @Flag(help: "Print every field as one JSON object.")
+    var json = false
+
+    func render(_ event: StateEvent) -> String {
+        if json { return JSONText.object(event) }
+        return StatusFormat.render(format ?? StatusCommand.plain(event), event, now: WallClock.micros())
     }
 }

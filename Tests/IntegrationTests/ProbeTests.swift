@@ -33,7 +33,8 @@ import Testing
         let direct = ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "", "HTTPS_PROXY": "", "ALL_PROXY": ""]
         let fixture = try DaemonFixture(extraEnvironment: direct.merging(environment) { $1 })
         try fixture.writeConfig(config)
-        try fixture.start(namespace: lab.namespace)
+        fixture.commandPrefix = ["ip", "netns", "exec", lab.namespace]
+        try fixture.start()
         return fixture
     }
 

@@ -45,7 +45,7 @@ import Testing
 
             [[sink]]
             kind = "pager"
-            """, line: 5, key: "sink #2.kind", message: "unknown sink 'pager' (known: log"),
+            """, line: 5, key: "sink #2.kind", message: "unknown sink 'pager' (known: "),
         Case(name: "unknown monitor kind", toml: """
             [[monitor]]
             kind = "carrier-pigeon"

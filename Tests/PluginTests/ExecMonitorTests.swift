@@ -73,3 +73,38 @@ import Testing
         #expect(bus.current.reason == "down")
     }
 }
+
+@Suite struct ExecMonitorCheckTests {
+    @Test func checkRequestsReachTheProgramOnStdinAndCheckWaitsForItsAnswer() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("exec-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = dir.appendingPathComponent("checker.sh").path
+        try """
+            #!/bin/sh
+            echo '{"state":"online","interface":"eth0","reason":"first look"}'
+            n=0
+            while read -r line; do
+              n=$((n + 1))
+              [ "$line" = check ] && echo "{\\"state\\":\\"portal\\",\\"interface\\":\\"eth0\\",\\"reason\\":\\"check $n\\"}"
+            done
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o700)
+
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .seconds(60), up: .seconds(60)))
+        let context = PluginContext(name: "monitor exec", logger: .init(label: "t"), paths: Paths.fromEnvironment(), control: bus)
+        let monitor = try ExecMonitor(config: .init(command: [script], checks: true), context: context)
+        let handle = bus.makeMonitorHandle(name: "exec")
+        let running = Task { try await monitor.run(handle: handle) }
+        defer { running.cancel() }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while bus.current.state != .online, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(bus.current.state == .online)
+
+        // The explicit check is answered by the program and published at once, debounce or not.
+        let after = await bus.check(timeout: .seconds(5))
+        #expect(after.state == .portal)
+        #expect(after.reason == "check 1")
+    }
+}

@@ -173,13 +173,13 @@ _lifeline() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    daemon|status|config|history|help)
+    daemon|status|check|watch|config|history|help)
         # Offer subcommand argument completions
         "_lifeline_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'daemon status config history help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'daemon status check watch config history help' -- "${cur}"))
         ;;
     esac
 }
@@ -209,6 +209,40 @@ _lifeline_status() {
     # Offer option value completions
     case "${prev}" in
     '--format')
+        return
+        ;;
+    esac
+}
+
+_lifeline_check() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--format --timeout)
+    __lifeline_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--format')
+        return
+        ;;
+    '--timeout')
+        return
+        ;;
+    esac
+}
+
+_lifeline_watch() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--format)
+    __lifeline_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--format')
+        __lifeline_add_completions -W 'plain'$'\n''json'
         return
         ;;
     esac

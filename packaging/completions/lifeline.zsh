@@ -52,6 +52,8 @@ _lifeline() {
         local -ar subcommands=(
             'daemon:Run the monitors and sinks in the foreground (systemd runs this).'
             'status:Print the current state once.'
+            'check:Ask the daemon to probe now and print the resulting state.'
+            'watch:Print a line per state change until killed.'
             'config:Validate or print the configuration.'
             'history:List past outages (start, end, duration, worst state) from the event log.'
             'help:Show subcommand help information.'
@@ -60,7 +62,7 @@ _lifeline() {
         ;;
     arg)
         case "${words[1]}" in
-        daemon|status|config|history|help)
+        daemon|status|check|watch|config|history|help)
             "_lifeline_${words[1]}" && ret=0
             ;;
         esac
@@ -87,6 +89,33 @@ _lifeline_status() {
     local -ar arg_specs=(
         '--format[Template, e.g. '\''{icon} {state} {interface}'\''.]:format:'
         '--json[Print every field as one JSON object.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_lifeline_check() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--format[Template, e.g. '\''{icon} {state} {interface}'\''.]:format:'
+        '--json[Print every field as one JSON object.]'
+        '--timeout[How long to wait for the daemon'\''s answer.]:timeout:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_lifeline_watch() {
+    local -i ret=1
+    local -ar ___format=('plain' 'json')
+    local -ar arg_specs=(
+        '--format[Output format\: plain or json.]:format:{__lifeline_complete "${___format[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -30,7 +30,7 @@ Package: lifeline
 Version: $version
 Architecture: $arch
 Maintainer: Lifeline developers <lifeline@localhost>
-Depends: libc6, libstdc++6
+Depends: libc6, libstdc++6, libdbus-1-3, libglib2.0-0
 Recommends: dbus-user-session, libnotify4, tmux
 Section: net
 Priority: optional

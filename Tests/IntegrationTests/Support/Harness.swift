@@ -109,6 +109,9 @@ final class DaemonFixture: @unchecked Sendable {
     let environment: [String: String]
     private(set) var process: Process?
     private let logURL: URL
+    /// Runs the daemon through a wrapper that execs it, e.g.
+    /// `["ip", "netns", "exec", NS]` to put it in a network namespace.
+    var commandPrefix: [String] = []
 
     init(extraEnvironment: [String: String] = [:]) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-test-\(UUID().uuidString.prefix(8))")
@@ -128,6 +131,10 @@ final class DaemonFixture: @unchecked Sendable {
         }
         env["no_proxy"] = nil
         env["NO_PROXY"] = nil
+        // A test daemon never joins the developer's real session bus (the default
+        // config has a `dbus` sink and one name per bus): tests that want D-Bus
+        // pass a private bus (`PrivateBus`) in `extraEnvironment`.
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + root.appendingPathComponent("no-session-bus").path
         for (k, v) in extraEnvironment { env[k] = v }
         environment = env
         logURL = root.appendingPathComponent("daemon.log")
@@ -151,13 +158,11 @@ final class DaemonFixture: @unchecked Sendable {
         return p
     }
 
-    /// Starts `lifeline ARGUMENTS`; with `namespace`, inside that network
-    /// namespace (`ip netns exec`, which execs, so the pid is the daemon's).
-    func start(arguments: [String] = ["daemon"], namespace: String? = nil) throws {
+    func start(arguments: [String] = ["daemon"]) throws {
         let p = Process()
-        if let namespace {
-            p.executableURL = URL(fileURLWithPath: Harness.which("ip") ?? "/usr/sbin/ip")
-            p.arguments = ["netns", "exec", namespace, Harness.binary] + arguments
+        if let wrapper = commandPrefix.first {
+            p.executableURL = URL(fileURLWithPath: Harness.which(wrapper) ?? wrapper)
+            p.arguments = Array(commandPrefix.dropFirst()) + [Harness.binary] + arguments
         } else {
             p.executableURL = URL(fileURLWithPath: Harness.binary)
             p.arguments = arguments
