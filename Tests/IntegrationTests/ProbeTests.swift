@@ -227,6 +227,43 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    @Test func withNetlinkARouteChangeProbesAtOnce() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        // The default monitors, netlink then probe, with the default 30 s interval.
+        let fixture = try startDaemon(lab, config: """
+            [debounce]
+            down = "200ms"
+            up = "100ms"
+
+            [[monitor]]
+            kind = "netlink"
+
+            [[monitor]]
+            kind = "probe"
+            url = "\(lab.checkURL)"
+
+            [[sink]]
+            kind = "log"
+            """)
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        #expect((try fixture.statusJSON()["reason"] as? String ?? "").hasPrefix("probe answered"))
+
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        let before = lab.requests(.ok).count
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "add", "default", "via", lab.hostAddress])
+        let back = ContinuousClock.now
+        #expect(await fixture.waitForState("online", timeout: .seconds(5)))
+        #expect(ContinuousClock.now - back < .seconds(2), "online \(ContinuousClock.now - back) after the route came back")
+        // The route change is checked with a probe at once (not at the 30 s interval).
+        #expect(await Harness.waitUntil(timeout: .seconds(2), "a probe after the route change") {
+            lab.requests(.ok).count > before
+        })
+        #expect(await fixture.stop() == 0)
+    }
+
     @Test func interfaceBindingIsHonoured() async throws {
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
