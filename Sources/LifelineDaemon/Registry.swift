@@ -3,6 +3,7 @@ import ExecMonitor
 import LifelineCore
 import LogSink
 import NetlinkMonitor
+import ProbeMonitor
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -11,6 +12,7 @@ public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
         NetlinkMonitor.self,
+        ProbeMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [
