@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("ProbeMonitor", ["CCurl"]),
     ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
@@ -69,6 +70,7 @@ let package = Package(
             ]
         ),
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .executableTarget(
             name: "lifeline-bench",
             dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "DBusSink", "LifelineDBus"]
@@ -84,14 +86,20 @@ let package = Package(
         .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
         .testTarget(
             name: "PluginTests",
-            dependencies: ["LifelineCore", "LifelineTestKit"] + plugins.map { .target(name: $0.name) }
+            dependencies: [
+                "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+            ] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(
             name: "LifelineDBusTests",
             dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
         ),
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
-        .testTarget(name: "IntegrationTests", dependencies: ["lifeline", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["lifeline", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"],
+            exclude: ["Resources"]  // the probe tests' check servers (Python)
+        ),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")

@@ -13,7 +13,8 @@ work=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 printf '[[sink]]\nkind = "log"\npath = "%s/events.jsonl"\n' "$work" > "$work/config.toml"
 sync  # a freshly linked binary's page cache is dirty until written back; measure it clean
-XDG_RUNTIME_DIR="$work/run" LIFELINE_LOG_LEVEL=warning "$bin" daemon --config "$work/config.toml" &
+# The default monitors include the probe: keep it off the internet (a closed loopback proxy).
+XDG_RUNTIME_DIR="$work/run" LIFELINE_LOG_LEVEL=warning http_proxy=http://127.0.0.1:9 "$bin" daemon --config "$work/config.toml" &
 pid=$!
 sleep 3
 awk '/^VmRSS/ {printf "  VmRSS %s kB\n", $2} /^Threads/ {printf "  threads %s\n", $2}' "/proc/$pid/status"

@@ -19,7 +19,8 @@ if command -v hyperfine >/dev/null; then
   trap 'rm -rf "$tmp"' EXIT
   mkdir -p "$tmp/config/lifeline" "$tmp/state" "$tmp/run"
   printf '[[sink]]\nkind = "dbus"\n' > "$tmp/config/lifeline/config.toml"
-  XDG_CONFIG_HOME=$tmp/config XDG_STATE_HOME=$tmp/state XDG_RUNTIME_DIR=$tmp/run LIFELINE=$LIFELINE \
+  # The default monitors include the probe: keep it off the internet (a closed loopback proxy).
+  XDG_CONFIG_HOME=$tmp/config XDG_STATE_HOME=$tmp/state XDG_RUNTIME_DIR=$tmp/run LIFELINE=$LIFELINE http_proxy=http://127.0.0.1:9 \
   dbus-run-session -- bash -c '
     "$LIFELINE" daemon 2>/dev/null & daemon=$!
     for _ in $(seq 200); do "$LIFELINE" status >/dev/null 2>&1 && break; [[ $? -ne 3 ]] && break; sleep 0.01; done

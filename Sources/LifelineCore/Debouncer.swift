@@ -3,11 +3,17 @@
 /// drive it with any `InstantProtocol` (swift-clocks' `TestClock` among them).
 ///
 /// Rules:
-/// - A change of `state` or `interface` (the verdict's key) is a transition; it is
-///   published only after the new key held, uninterrupted, for its window: `up`
-///   for a change to `online`, `down` for anything else.
+/// - A change of `state` or `interface` (the verdict's key) is a transition.
+/// - Trouble while `online` is published once the connection has been degraded
+///   for `down` in total without ever being back for `up` in a row: a single
+///   flap shorter than `down` publishes nothing, while a cable that flaps faster
+///   than either window (down 150 ms, up 50 ms, for ten seconds) is one outage,
+///   not silence. The published state is the newest degraded one.
+/// - A recovery to `online` must hold for `up` uninterrupted; any other change
+///   (within an outage, or of the interface) must hold for its window (`up` for a
+///   change to `online`, `down` otherwise) uninterrupted.
 /// - From `unknown` (start-up), `online` is published at once; any other state
-///   must hold for `down` like a degradation.
+///   must hold for `down`.
 /// - Attribute-only changes of the published key (reason, rtt, kind, metered)
 ///   are passed on at once as `.attributes`, never as a transition.
 public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
@@ -23,21 +29,46 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
     public var up: Duration
     /// What was last published (`unknown` before anything was).
     public private(set) var published: Verdict = Verdict(state: .unknown)
+    /// A different verdict waiting for its window (strict: reset by any change).
     private var candidate: (verdict: Verdict, since: Instant)?
+    /// Trouble while online that has not (yet) added up to `down`.
+    private var trouble: Trouble?
+    /// `heldSince` of the last transition published.
+    private var lastHeldSince: Instant?
+
+    private struct Trouble: Sendable {
+        var start: Instant
+        /// Degraded time before the current run.
+        var degradedBefore: Duration = .zero
+        /// Set while degraded now; `backSince` while online again.
+        var degradedSince: Instant?
+        var backSince: Instant?
+        var newestDegraded: Verdict
+        /// The newest online verdict while back, and since when its key holds.
+        var newestOnline: (verdict: Verdict, since: Instant)?
+    }
 
     public init(down: Duration, up: Duration) {
         self.down = down
         self.up = up
     }
 
-    /// When the pending candidate will be due, if there is one.
+    /// When something will be due, if anything is pending.
     public var deadline: Instant? {
-        candidate.map { $0.since.advanced(by: window(for: $0.verdict)) }
+        if let t = trouble {
+            if let since = t.degradedSince { return since.advanced(by: down - t.degradedBefore) }
+            if let back = t.backSince { return back.advanced(by: up) }
+        }
+        return candidate.map { $0.since.advanced(by: window(for: $0.verdict)) }
     }
 
-    /// The state waiting for its window, if any.
-    public var pending: Verdict? { candidate?.verdict }
+    /// The verdict waiting to be published, if any.
+    public var pending: Verdict? {
+        if let t = trouble { return t.degradedSince != nil ? t.newestDegraded : t.newestOnline?.verdict }
+        return candidate?.verdict
+    }
 
+    /// How long a strict candidate must hold.
     public func window(for verdict: Verdict) -> Duration {
         if verdict.state == .online { return published.state == .unknown ? .zero : up }
         return down
@@ -45,6 +76,15 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
 
     /// Feeds the verdict decided at `now`.
     public mutating func observe(_ verdict: Verdict, at now: Instant) -> Output {
+        // Whatever fell due at this very instant is published first, as the timer would have.
+        if trouble != nil || candidate != nil, case .transition = tick(at: now) {
+            let due = Output.transition(published, heldSince: lastHeldSince ?? now)
+            _ = observe(verdict, at: now)
+            return due
+        }
+        if published.state == .online, verdict.state.isDegraded || trouble != nil {
+            return observeTrouble(verdict, at: now)
+        }
         if verdict.key == published.key {
             candidate = nil
             guard verdict != published else { return .none }
@@ -59,20 +99,78 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
         return tick(at: now)
     }
 
+    private mutating func observeTrouble(_ verdict: Verdict, at now: Instant) -> Output {
+        candidate = nil
+        var t = trouble ?? Trouble(start: now, degradedSince: now, newestDegraded: verdict)
+        if verdict.state.isDegraded {
+            if t.backSince != nil {
+                t.backSince = nil
+                t.degradedSince = now
+            }
+            t.newestDegraded = verdict
+        } else {
+            if let since = t.degradedSince {
+                t.degradedBefore += since.duration(to: now)
+                t.degradedSince = nil
+                t.backSince = now
+            }
+            if let o = t.newestOnline, o.verdict.key == verdict.key {
+                t.newestOnline = (verdict, o.since)
+            } else {
+                t.newestOnline = (verdict, now)
+            }
+        }
+        trouble = t
+        return tick(at: now)
+    }
+
     /// Publishes the candidate at once, window or not: for a check the user asked
     /// for explicitly ("Check now"), where waiting would only look broken.
     public mutating func flush(at now: Instant) -> Output {
+        if let t = trouble {
+            trouble = nil
+            if t.degradedSince != nil { return publish(t.newestDegraded, heldSince: t.start) }
+            guard let online = t.newestOnline else { return .none }
+            return online.verdict.key == published.key ? settleBack(online, at: now) : publish(online.verdict, heldSince: online.since)
+        }
         guard let c = candidate else { return .none }
         candidate = nil
-        published = c.verdict
-        return .transition(c.verdict, heldSince: c.since)
+        return publish(c.verdict, heldSince: c.since)
     }
 
-    /// Publishes the candidate if its window has passed at `now`.
+    /// Publishes whatever is due at `now`.
     public mutating func tick(at now: Instant) -> Output {
+        if let t = trouble {
+            if let since = t.degradedSince, t.degradedBefore + since.duration(to: now) >= down {
+                trouble = nil
+                return publish(t.newestDegraded, heldSince: t.start)
+            }
+            if let back = t.backSince, back.duration(to: now) >= up {
+                trouble = nil
+                return t.newestOnline.map { settleBack($0, at: now) } ?? .none
+            }
+            return .none
+        }
         guard let c = candidate, let due = deadline, due <= now else { return .none }
         candidate = nil
-        published = c.verdict
-        return .transition(c.verdict, heldSince: c.since)
+        return publish(c.verdict, heldSince: c.since)
+    }
+
+    /// The trouble passed without an outage. An online verdict with another
+    /// interface is a transition of its own, due once it has held `up`.
+    private mutating func settleBack(_ online: (verdict: Verdict, since: Instant), at now: Instant) -> Output {
+        if online.verdict.key == published.key {
+            guard online.verdict != published else { return .none }
+            published = online.verdict
+            return .attributes(online.verdict)
+        }
+        candidate = online
+        return tick(at: now)
+    }
+
+    private mutating func publish(_ verdict: Verdict, heldSince: Instant) -> Output {
+        published = verdict
+        lastHeldSince = heldSince
+        return .transition(verdict, heldSince: heldSince)
     }
 }

@@ -10,6 +10,9 @@ public enum DefaultConfig {
         [[monitor]]
         kind = "netlink"
 
+        [[monitor]]
+        kind = "probe"
+
         [[sink]]
         kind = "log"
 

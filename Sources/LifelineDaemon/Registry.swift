@@ -4,6 +4,7 @@ import LifelineCore
 import LogSink
 import NetlinkMonitor
 import NotifySink
+import ProbeMonitor
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -12,6 +13,7 @@ public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
         NetlinkMonitor.self,
+        ProbeMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [

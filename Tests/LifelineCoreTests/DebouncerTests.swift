@@ -64,8 +64,9 @@ import Testing
     }
 
     @Test func fiftyFlapStormInTenSecondsIsOneOutage() {
-        // Online, then the cable flaps 50 times in 10 s (100 ms up, 100 ms down),
-        // then stays down, then comes back for good.
+        // Online, then the cable flaps 50 times in 10 s (100 ms down, 100 ms up),
+        // then stays down, then comes back for good. Recovery never holds `up`,
+        // so the degraded time adds up: 2 s of it is reached at 8.9 s.
         var steps: [(Duration, ConnectivityState)] = [(.zero, .online)]
         for n in 0..<50 {
             let t = Duration.seconds(5) + .milliseconds(200 * n)
@@ -76,7 +77,28 @@ import Testing
         steps.append((.seconds(30), .online))
         let p = run(steps, until: .seconds(35))
         #expect(p.map(\.state) == [.online, .offline, .online])
-        #expect(p[1].at == .seconds(17))
+        #expect(p[1].at == .milliseconds(8900))
+        #expect(p[2].at == .seconds(31))
+    }
+
+    @Test func aStormThatEndsBeforeDownAddsUpPublishesNothing() {
+        // Ten flaps of 100 ms: one second of trouble in all, then stable.
+        var steps: [(Duration, ConnectivityState)] = [(.zero, .online)]
+        for n in 0..<10 {
+            let t = Duration.seconds(5) + .milliseconds(200 * n)
+            steps.append((t, .offline))
+            steps.append((t + .milliseconds(100), .online))
+        }
+        #expect(run(steps, until: .seconds(15)).map(\.state) == [.online])
+    }
+
+    @Test func troubleIsForgottenOnceOnlineHoldsUp() {
+        // 1.5 s down, back for 1 s (trouble forgotten), 1.5 s down again: no outage.
+        let steps: [(Duration, ConnectivityState)] = [
+            (.zero, .online), (.seconds(1), .offline), (.milliseconds(2500), .online),
+            (.milliseconds(3600), .offline), (.milliseconds(5100), .online),
+        ]
+        #expect(run(steps, until: .seconds(10)).map(\.state) == [.online])
     }
 
     @Test func recoveryFlapsDuringAnOutageDoNotEndIt() {

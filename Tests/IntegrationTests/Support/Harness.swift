@@ -123,6 +123,14 @@ final class DaemonFixture: @unchecked Sendable {
         env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
         env["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
         env["LIFELINE_LOG_LEVEL"] = env["LIFELINE_LOG_LEVEL"] ?? "debug"
+        // The default monitors include the probe (nmcheck.gnome.org). Tests never
+        // reach outside the machine: its requests go to a closed loopback port
+        // instead (libcurl takes proxies from the environment and then resolves nothing).
+        for name in ["http_proxy", "https_proxy", "all_proxy", "HTTPS_PROXY", "ALL_PROXY"] {
+            env[name] = "http://127.0.0.1:9"
+        }
+        env["no_proxy"] = nil
+        env["NO_PROXY"] = nil
         // A test daemon never joins the developer's real session bus (the default
         // config has a `dbus` sink and one name per bus): tests that want D-Bus
         // pass a private bus (`PrivateBus`) in `extraEnvironment`.

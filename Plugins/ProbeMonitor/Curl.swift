@@ -1,0 +1,289 @@
+import CCurl
+import Glibc
+import Synchronization
+
+/// What one HTTP exchange produced: the reply (possibly cut at `bodyLimit`), or
+/// a transfer error.
+struct HTTPReply: Sendable, Equatable {
+    var status: Int
+    /// Header lines of the final response, without the status line.
+    var headers: [String]
+    /// At most `HTTPRequest.bodyLimit` bytes.
+    var body: [UInt8]
+    /// The body was longer than the limit and the transfer was stopped there.
+    var truncated: Bool
+    /// Absolute target of a redirect (libcurl resolves a relative `Location`).
+    var redirect: String?
+    /// Round trip of the whole exchange, milliseconds.
+    var rttMs: Double
+
+    func header(named name: String) -> String? {
+        for line in headers {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            if line[..<colon].trimmingSpaces().lowercased() == name.lowercased() {
+                return String(line[line.index(after: colon)...].trimmingSpaces())
+            }
+        }
+        return nil
+    }
+}
+
+/// A failed transfer: curl's code and message, naming the URL.
+struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
+    enum Kind: Sendable, Equatable {
+        case timeout, refused, dns, cancelled, other
+    }
+
+    var url: String
+    var code: Int
+    var kind: Kind
+    /// curl's own words ("Failed to connect to 10.0.0.1 port 80 after 0 ms: Couldn't connect to server").
+    var message: String
+
+    var description: String { "\(url): \(message) (curl error \(code))" }
+}
+
+/// What to send. Only http and https; redirects are reported, never followed.
+struct HTTPRequest: Sendable {
+    static let bodyLimit = 64 * 1024
+    static let headerLimit = 200
+
+    var url: String
+    var timeout: Duration
+    var interface: String = ""
+    var family: ProbeMonitor.Config.Family = .any
+    var userAgent = "Lifeline connectivity check"
+}
+
+/// Owns one libcurl easy handle (STYLE 10): created in `init`, cleaned up in
+/// `deinit`; errors come back as `CurlError`. Use it on one thread at a time.
+final class CurlEasy {
+    private let handle: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+
+    /// libcurl wants its global set-up once, before any thread uses it.
+    private static let globalInit: CURLcode = curl_global_init(LIFELINE_CURL_GLOBAL_DEFAULT)
+
+    struct SetupError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init() throws {
+        let code = Self.globalInit
+        guard code == CURLE_OK else { throw SetupError(description: "curl_global_init failed: \(String(cString: curl_easy_strerror(code)))") }
+        guard let h = curl_easy_init() else { throw SetupError(description: "curl_easy_init failed") }
+        handle = h
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        if let headerList { curl_slist_free_all(headerList) }
+    }
+
+    /// Performs `request` on the calling thread (it blocks for up to the timeout).
+    /// `cancelled` is polled by libcurl's progress callback, at least once a second.
+    func perform(_ request: HTTPRequest, cancelled: CancelFlag) -> Result<HTTPReply, CurlError> {
+        let sink = TransferSink(cancelled: cancelled)
+        var errorBuffer = [CChar](repeating: 0, count: Int(LIFELINE_CURL_ERROR_SIZE) + 1)
+        let box = Unmanaged.passRetained(sink)
+        defer { box.release() }
+        let user = box.toOpaque()
+        let timeoutMs = max(1, Int(request.timeout.milliseconds.rounded(.up)))
+
+        let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errors in
+            var setup = [
+                lifeline_curl_set_ptr(handle, CURLOPT_ERRORBUFFER, errors.baseAddress),
+                lifeline_curl_set_str(handle, CURLOPT_URL, request.url),
+                lifeline_curl_set_str(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+                lifeline_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
+                // No SIGALRM for DNS timeouts: the daemon is multi-threaded.
+                lifeline_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
+                lifeline_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs),
+                lifeline_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMs),
+                lifeline_curl_set_long(handle, CURLOPT_IPRESOLVE, request.family.curlValue),
+                lifeline_curl_set_str(handle, CURLOPT_USERAGENT, request.userAgent),
+                lifeline_curl_set_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1),
+                lifeline_curl_set_data_function(handle, CURLOPT_WRITEFUNCTION, curlWriteBody),
+                lifeline_curl_set_ptr(handle, CURLOPT_WRITEDATA, user),
+                lifeline_curl_set_data_function(handle, CURLOPT_HEADERFUNCTION, curlWriteHeader),
+                lifeline_curl_set_ptr(handle, CURLOPT_HEADERDATA, user),
+                lifeline_curl_set_long(handle, CURLOPT_NOPROGRESS, 0),
+                lifeline_curl_set_xferinfo_function(handle, curlProgress),
+                lifeline_curl_set_ptr(handle, CURLOPT_XFERINFODATA, user),
+            ]
+            // A caching proxy must not answer from its cache.
+            if headerList == nil {
+                headerList = curl_slist_append(nil, "Cache-Control: no-cache")
+            }
+            setup.append(lifeline_curl_set_slist(handle, CURLOPT_HTTPHEADER, headerList))
+            if !request.interface.isEmpty {
+                // A name: SO_BINDTODEVICE, falling back to the interface's address.
+                setup.append(lifeline_curl_set_str(handle, CURLOPT_INTERFACE, request.interface))
+            }
+            if let bad = setup.first(where: { $0 != CURLE_OK }) { return bad }
+            return curl_easy_perform(handle)
+        }
+        let message = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+
+        if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && sink.truncated) {
+            let text = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            return .failure(CurlError(url: request.url, code: Int(code.rawValue), kind: Self.kind(of: code, cancelled: sink.wasCancelled), message: text))
+        }
+        var status = 0
+        _ = lifeline_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        var total: curl_off_t = 0
+        _ = lifeline_curl_get_off(handle, CURLINFO_TOTAL_TIME_T, &total)
+        var redirect: UnsafeMutablePointer<CChar>?
+        _ = lifeline_curl_get_str(handle, CURLINFO_REDIRECT_URL, &redirect)
+        return .success(HTTPReply(
+            status: status, headers: sink.headers, body: sink.body, truncated: sink.truncated,
+            redirect: redirect.map { String(cString: $0) }, rttMs: Double(total) / 1000
+        ))
+    }
+
+    private static func kind(of code: CURLcode, cancelled: Bool) -> CurlError.Kind {
+        if cancelled { return .cancelled }
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return .timeout
+        case CURLE_COULDNT_CONNECT: return .refused
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .dns
+        default: return .other
+        }
+    }
+}
+
+extension ProbeMonitor.Config.Family {
+    var curlValue: Int {
+        switch self {
+        case .any: Int(LIFELINE_CURL_IPRESOLVE_WHATEVER)
+        case .ipv4: Int(LIFELINE_CURL_IPRESOLVE_V4)
+        case .ipv6: Int(LIFELINE_CURL_IPRESOLVE_V6)
+        }
+    }
+}
+
+/// Set from any thread to stop a transfer at libcurl's next progress callback.
+final class CancelFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// Collects one transfer's reply; reached from libcurl's callbacks through a
+/// retained opaque pointer, on the transfer's thread only.
+private final class TransferSink {
+    let cancelled: CancelFlag
+    var body: [UInt8] = []
+    var headers: [String] = []
+    var truncated = false
+    var wasCancelled = false
+
+    init(cancelled: CancelFlag) {
+        self.cancelled = cancelled
+    }
+}
+
+/// Keeps at most `bodyLimit` bytes; returning less than offered makes libcurl stop
+/// the transfer (CURLE_WRITE_ERROR), so a 10 MB reply costs 64 KiB.
+private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
+    guard let data, let user else { return 0 }
+    let sink = Unmanaged<TransferSink>.fromOpaque(user).takeUnretainedValue()
+    let offered = size * count
+    let room = HTTPRequest.bodyLimit - sink.body.count
+    let taken = min(room, offered)
+    data.withMemoryRebound(to: UInt8.self, capacity: offered) { bytes in
+        sink.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: taken))
+    }
+    if taken < offered {
+        sink.truncated = true
+        return taken
+    }
+    return offered
+}
+
+private func curlWriteHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
+    guard let data, let user else { return 0 }
+    let sink = Unmanaged<TransferSink>.fromOpaque(user).takeUnretainedValue()
+    let length = size * count
+    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+    let trimmed = String(line.trimmingSpaces())
+    if trimmed.hasPrefix("HTTP/") {
+        sink.headers.removeAll()  // a new response (after 100 Continue) starts
+    } else if !trimmed.isEmpty, sink.headers.count < HTTPRequest.headerLimit {
+        sink.headers.append(trimmed)
+    }
+    return length
+}
+
+private func curlProgress(_ user: UnsafeMutableRawPointer?, _: curl_off_t, _: curl_off_t, _: curl_off_t, _: curl_off_t) -> Int32 {
+    guard let user else { return 0 }
+    let sink = Unmanaged<TransferSink>.fromOpaque(user).takeUnretainedValue()
+    if sink.cancelled.isSet {
+        sink.wasCancelled = true
+        return 1
+    }
+    return 0
+}
+
+/// Runs HTTP probes on a dedicated thread per probe, never on Swift's
+/// cooperative pool: a probe blocks for up to its timeout.
+enum HTTPProber {
+    static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
+        let job = ProbeJob(request: request)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPReply, CurlError>, Never>) in
+                job.continuation = continuation
+                job.start()
+            }
+        } onCancel: {
+            job.cancelled.set()
+        }
+    }
+}
+
+/// One probe's thread: owns the curl handle for the transfer and resumes the
+/// waiting task with the result.
+private final class ProbeJob: @unchecked Sendable {
+    let request: HTTPRequest
+    let cancelled = CancelFlag()
+    var continuation: CheckedContinuation<Result<HTTPReply, CurlError>, Never>?
+
+    init(request: HTTPRequest) {
+        self.request = request
+    }
+
+    func start() {
+        var thread = pthread_t()
+        let arg = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&thread, nil, { raw in
+            let job = Unmanaged<ProbeJob>.fromOpaque(raw!).takeRetainedValue()
+            job.runOnThisThread()
+            return nil
+        }, arg)
+        if rc != 0 {
+            Unmanaged<ProbeJob>.fromOpaque(arg).release()
+            finish(.failure(CurlError(url: request.url, code: -1, kind: .other, message: "cannot start a probe thread: \(String(cString: strerror(rc)))")))
+        } else {
+            pthread_detach(thread)
+        }
+    }
+
+    private func runOnThisThread() {
+        let result: Result<HTTPReply, CurlError>
+        do {
+            let easy = try CurlEasy()
+            result = easy.perform(request, cancelled: cancelled)
+        } catch {
+            result = .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)"))
+        }
+        finish(result)
+    }
+
+    private func finish(_ result: Result<HTTPReply, CurlError>) {
+        let c = continuation
+        continuation = nil
+        c?.resume(returning: result)
+    }
+}

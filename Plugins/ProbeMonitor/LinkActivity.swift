@@ -1,0 +1,165 @@
+import LifelineCore
+
+/// The kernel files the probe reads, under roots tests can replace.
+struct HostFiles: Sendable {
+    var proc = "/proc"
+    var sys = "/sys"
+
+    /// The interface of the best default route (lowest metric; IPv4 before IPv6
+    /// on a tie), or nil when there is none for `family`. Plain /proc reads: no
+    /// netlink socket needed for a once-a-second look.
+    func defaultRouteInterface(family: ProbeMonitor.Config.Family) -> String? {
+        var routes: [DefaultRoute] = []
+        if family != .ipv6, let text = try? Files.readText(proc + "/net/route") {
+            routes += DefaultRoute.parseIPv4(text)
+        }
+        if family != .ipv4, let text = try? Files.readText(proc + "/net/ipv6_route", limit: 8 << 20) {
+            routes += DefaultRoute.parseIPv6(text)
+        }
+        let usable = routes.filter { !isDown($0.interface) }
+        return usable.min { ($0.metric, $0.family) < ($1.metric, $1.family) }?.interface
+    }
+
+    /// An interface whose operational state says it cannot carry packets.
+    func isDown(_ interface: String) -> Bool {
+        guard let text = try? Files.readText(sys + "/class/net/\(interface)/operstate") else { return false }
+        return ["down", "lowerlayerdown", "notpresent"].contains(String(text.trimmingSpaces()))
+    }
+
+    func counters(of interface: String) -> PacketCounters? {
+        guard
+            !interface.isEmpty, !interface.contains("/"),
+            let tx = readCounter(interface, "tx_packets"), let rx = readCounter(interface, "rx_packets")
+        else { return nil }
+        return PacketCounters(tx: tx, rx: rx)
+    }
+
+    private func readCounter(_ interface: String, _ name: String) -> UInt64? {
+        guard let text = try? Files.readText(sys + "/class/net/\(interface)/statistics/\(name)", limit: 64) else { return nil }
+        return UInt64(text.trimmingSpaces())
+    }
+}
+
+struct DefaultRoute: Sendable, Equatable {
+    var interface: String
+    var metric: UInt32
+    /// 4 or 6.
+    var family: Int
+
+    private static let up: UInt32 = 0x0001
+    private static let reject: UInt32 = 0x0200
+
+    /// `/proc/net/route`: Iface Destination Gateway Flags RefCnt Use Metric Mask …, hex fields.
+    static func parseIPv4(_ text: String) -> [DefaultRoute] {
+        text.split(separator: "\n").dropFirst().compactMap { line in
+            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard f.count >= 8, f[1] == "00000000", f[7] == "00000000",
+                  let flags = UInt32(f[3], radix: 16), flags & up != 0, flags & reject == 0,
+                  let metric = UInt32(f[6]), f[0] != "lo"
+            else { return nil }
+            return DefaultRoute(interface: String(f[0]), metric: metric, family: 4)
+        }
+    }
+
+    /// `/proc/net/ipv6_route`: dest plen src plen nexthop metric refcnt use flags dev, hex fields.
+    static func parseIPv6(_ text: String) -> [DefaultRoute] {
+        text.split(separator: "\n").compactMap { line in
+            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard f.count >= 10, f[1] == "00", f[0].allSatisfy({ $0 == "0" }),
+                  let metric = UInt32(f[5], radix: 16), let flags = UInt32(f[8], radix: 16),
+                  flags & up != 0, flags & reject == 0, f[9] != "lo"
+            else { return nil }
+            return DefaultRoute(interface: String(f[9]), metric: metric, family: 6)
+        }
+    }
+}
+
+struct PacketCounters: Sendable, Equatable {
+    var tx: UInt64
+    var rx: UInt64
+}
+
+/// Watches one interface's packet counters, sampled about once a second, for
+/// the two signals a probe cannot see between its runs:
+///
+/// - stall: packets keep leaving (tx grew in two samples or more) but nothing
+///   that looks like answers arrives for `window`: whatever the user is doing gets
+///   no reply. Fires once, and again only after answers arrived in between.
+/// - resumed: after a stall, answers arrive again: the upstream may be back.
+///
+/// "Answers": at least one packet in for every `answerRatio` out in the same
+/// sample. Any link hears some unsolicited packets (ARP, IPv6 neighbour and
+/// multicast chatter, a neighbour's broadcasts); one of those amid a stream of
+/// unanswered packets is not an answer.
+///
+/// Packets the probe itself causes would fool both signals (its reply is
+/// "arriving", its SYNs "leaving"), so in samples overlapping a probe the first
+/// `probeAllowance` packets each way are taken to be the probe's. More than
+/// that is the user's traffic, and still counts: a blackholed probe can take
+/// its whole timeout, and answers arriving meanwhile mean the upstream is back.
+struct StallDetector: Sendable {
+    enum Signal: Equatable, Sendable {
+        case stall(since: Moment)
+        case resumed
+    }
+
+    var window: Duration
+    var answerRatio: UInt64 = 8
+    /// An HTTP check is about a dozen packets each way (handshake, request, reply, close).
+    var probeAllowance: UInt64 = 16
+    /// Packets that straggle in after a probe ended (the server's FIN) still count as the probe's.
+    var probeGrace: Duration = .milliseconds(500)
+
+    private var interface: String?
+    private var last: PacketCounters?
+    private var lastSample: Moment?
+    /// First unanswered outgoing sample since packets last arrived.
+    private var firstUnansweredTx: Moment?
+    private var unansweredTxSamples = 0
+    private(set) var stalled = false
+
+    init(window: Duration) {
+        self.window = window
+    }
+
+    /// Feeds one sample. `probeActive` is whether a probe ran at any time since
+    /// the previous sample (or ended less than `probeGrace` before it).
+    mutating func sample(interface: String, counters: PacketCounters, at now: Moment, probeBusy: Bool) -> Signal? {
+        defer {
+            last = counters
+            lastSample = now
+        }
+        guard interface == self.interface, let last, counters.tx >= last.tx, counters.rx >= last.rx else {
+            // New interface or counters reset (interface re-created): start over.
+            self.interface = interface
+            reset()
+            return nil
+        }
+        var sent = counters.tx - last.tx
+        var received = counters.rx - last.rx
+        if probeBusy {
+            sent = sent > probeAllowance ? sent - probeAllowance : 0
+            received = received > probeAllowance ? received - probeAllowance : 0
+        }
+        if received > 0, received >= sent / answerRatio {
+            let wasStalled = stalled
+            reset()
+            return wasStalled ? .resumed : nil
+        }
+        if sent > 0 {
+            if firstUnansweredTx == nil, let lastSample { firstUnansweredTx = lastSample }
+            unansweredTxSamples += 1
+        }
+        if !stalled, let since = firstUnansweredTx, unansweredTxSamples >= 2, since.duration(to: now) >= window {
+            stalled = true
+            return .stall(since: since)
+        }
+        return nil
+    }
+
+    private mutating func reset() {
+        firstUnansweredTx = nil
+        unansweredTxSamples = 0
+        stalled = false
+    }
+}

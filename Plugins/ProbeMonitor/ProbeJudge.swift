@@ -1,0 +1,154 @@
+import LifelineCore
+
+/// What a probe found, before failure counting.
+enum ProbeOutcome: Sendable, Equatable {
+    /// The expected reply.
+    case pong(rttMs: Double)
+    /// Something answered, but not as expected: a captive portal or a proxy login.
+    case unexpected(String)
+    /// Nothing usable answered: timeout, refused, DNS failure, reset.
+    case failed(String)
+}
+
+/// The expected reply (SPEC §4) and how a reply is judged against it.
+struct ProbeExpectation: Sendable, Equatable {
+    var url: String
+    /// Nil: any 2xx when a body prefix or header is expected, else 204.
+    var status: Int?
+    var bodyPrefix: String
+    /// "Name: value", or empty.
+    var header: String
+    var timeout: Duration
+
+    /// The status wanted when `status` is not given: a body or header check
+    /// needs a real answer (2xx); with neither, the reply is all there is, so
+    /// we expect the generate_204 convention (a portal answers 200 with its page).
+    var statusText: String {
+        if let status { return "\(status)" }
+        return bodyPrefix.isEmpty && header.isEmpty ? "204" : "2xx"
+    }
+
+    func statusMatches(_ code: Int) -> Bool {
+        if let status { return code == status }
+        return bodyPrefix.isEmpty && header.isEmpty ? code == 204 : (200...299).contains(code)
+    }
+
+    func judge(_ result: Result<HTTPReply, CurlError>) -> ProbeOutcome {
+        switch result {
+        case .failure(let error):
+            return .failed(failureReason(error))
+        case .success(let reply):
+            if let mismatch = mismatch(reply) { return .unexpected(mismatch) }
+            return .pong(rttMs: reply.rttMs)
+        }
+    }
+
+    private func failureReason(_ error: CurlError) -> String {
+        switch error.kind {
+        case .timeout: "probe to \(url) timed out after \(DurationText.format(timeout))"
+        case .refused: "probe to \(url) failed: \(Self.clean(error.message))"
+        case .dns: "probe to \(url) failed: \(Self.clean(error.message))"
+        case .cancelled: "probe to \(url) was cancelled"
+        case .other: "probe to \(url) failed: \(Self.clean(error.message))"
+        }
+    }
+
+    /// Why `reply` is not the expected one, or nil when it is.
+    func mismatch(_ reply: HTTPReply) -> String? {
+        if (300...399).contains(reply.status), status != reply.status {
+            let target = reply.redirect ?? reply.header(named: "Location") ?? ""
+            return target.isEmpty
+                ? "probe to \(url) was redirected (HTTP \(reply.status)) without a target"
+                : "probe to \(url) was redirected to \(Self.clean(target)) (HTTP \(reply.status))"
+        }
+        if !statusMatches(reply.status) {
+            return "probe to \(url) got HTTP \(reply.status), expected \(statusText)"
+        }
+        if !header.isEmpty {
+            let (name, value) = Self.split(header: header)
+            guard let got = reply.header(named: name) else {
+                return "probe to \(url) got no \(name) header"
+            }
+            if got.lowercased() != value.lowercased() {
+                return "probe to \(url) got \(name): \(Self.clean(got)), expected \(value)"
+            }
+        }
+        if !bodyPrefix.isEmpty, !reply.body.starts(with: Array(bodyPrefix.utf8)) {
+            let start = Self.clean(String(decoding: reply.body.prefix(40), as: UTF8.self))
+            return start.isEmpty
+                ? "probe to \(url) got HTTP \(reply.status) with an empty body, expected '\(bodyPrefix)'"
+                : "probe to \(url) got HTTP \(reply.status) with a body starting '\(start)', expected '\(bodyPrefix)'"
+        }
+        return nil
+    }
+
+    static func split(header: String) -> (name: String, value: String) {
+        guard let colon = header.firstIndex(of: ":") else { return (String(header.trimmingSpaces()), "") }
+        return (String(header[..<colon].trimmingSpaces()), String(header[header.index(after: colon)...].trimmingSpaces()))
+    }
+
+    /// Text from the network goes into a one-line reason: no control characters,
+    /// bounded length.
+    static func clean(_ text: String, limit: Int = 200) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if out.unicodeScalars.count >= limit {
+                out += "…"
+                break
+            }
+            out.unicodeScalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
+        }
+        return String(out.trimmingSpaces())
+    }
+}
+
+/// Turns probe outcomes into observations: answers count at once, failures only
+/// after `failures` in a row (a lost packet is not an outage). A stall the
+/// monitor saw itself (packets leaving, none arriving) counts as one failure:
+/// it is the user's own ping going unanswered.
+struct ProbeJudge: Sendable {
+    let failures: Int
+    private(set) var consecutiveFailures = 0
+    /// The last observation published, re-sent while a failure is unconfirmed so
+    /// that a `Check()` waiting for a result gets one.
+    private(set) var lastPublished: Observation?
+
+    init(failures: Int) {
+        self.failures = max(1, failures)
+    }
+
+    /// The observation to publish for `outcome`, or nil for nothing.
+    mutating func record(_ outcome: ProbeOutcome, interface: String, afterStall stall: String?) -> Observation? {
+        let observation: Observation?
+        switch outcome {
+        case .pong(let rtt):
+            consecutiveFailures = 0
+            let ms = rtt < 10 ? (rtt * 10).rounded() / 10 : rtt.rounded()
+            observation = Observation(role: .reachability, state: .online, interface: interface,
+                                      reason: "probe answered in \(Self.format(ms)) ms", rttMs: rtt)
+        case .unexpected(let reason):
+            consecutiveFailures = 0
+            observation = Observation(role: .reachability, state: .portal, interface: interface, reason: reason)
+        case .failed(let reason):
+            consecutiveFailures += stall == nil ? 1 : 2
+            if consecutiveFailures >= failures {
+                let why = stall.map { "\(reason) (\($0))" } ?? reason
+                observation = Observation(role: .reachability, state: .limited, interface: interface, reason: why)
+            } else {
+                observation = lastPublished
+            }
+        }
+        if let observation { lastPublished = observation }
+        return observation
+    }
+
+    /// Whether the last outcome was the expected reply (for scheduling).
+    static func isOnline(_ outcome: ProbeOutcome) -> Bool {
+        if case .pong = outcome { return true }
+        return false
+    }
+
+    private static func format(_ ms: Double) -> String {
+        ms == ms.rounded() ? "\(Int(ms))" : "\(ms)"
+    }
+}

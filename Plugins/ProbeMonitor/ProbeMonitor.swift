@@ -1,0 +1,236 @@
+import LifelineCore
+import Synchronization
+
+/// `probe` monitor: the ping-pong of SPEC §4. An HTTP request to a check URL
+/// (libcurl, as NetworkManager does); the expected reply means `online`, another
+/// reply (redirect, login page) `portal`, no reply `limited` after `failures`
+/// in a row. Scheduling: every `interval` while online, 1 s doubling up to
+/// `interval` while not, at once on every check request (netlink change,
+/// `Check()`, resume), at most one probe at a time and one per second. Between
+/// probes the primary interface's packet counters are read once a second: when
+/// packets leave but none come back for `stall`, it probes at once. With no
+/// default route it sends nothing (netlink already says offline).
+///
+/// Config keys:
+/// - `url` (string, default `http://nmcheck.gnome.org/check_network_status.txt`):
+///   http or https only. Redirects are never followed: they mean `portal`.
+///   Proxies come from the environment (`http_proxy`, `https_proxy`, `no_proxy`).
+/// - `expect_status` (integer, optional): the status the reply must have. Unset:
+///   any 2xx when `expect_body_prefix` or `expect_header` is set, else 204
+///   (the `generate_204` convention).
+/// - `expect_body_prefix` (string, default `"NetworkManager is online"`): the
+///   body must start with it; `""` checks no body. Only the first 64 KiB are read.
+/// - `expect_header` (string, default `""`): a header the reply must carry,
+///   `"X-NetworkManager-Status: online"` (name and value compared without case).
+/// - `interval` (duration, default `"30s"`): between probes while online.
+/// - `timeout` (duration, default `"5s"`): for the whole exchange.
+/// - `failures` (integer, default 2): failed probes in a row before `limited`;
+///   a stall seen on the interface counts as one.
+/// - `stall` (duration, default `"3s"`): packets out, none in, for this long → probe now.
+/// - `interface` (string, default `""`): bind probes to this interface (and watch
+///   its counters); empty: the interface of the default route.
+/// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the probe.
+public struct ProbeMonitor: Monitor {
+    public struct Config: Codable, Sendable, Equatable {
+        public enum Family: String, Codable, Sendable, CaseIterable {
+            case any, ipv4, ipv6
+        }
+
+        public var url = "http://nmcheck.gnome.org/check_network_status.txt"
+        public var expectStatus: Int?
+        public var expectBodyPrefix = "NetworkManager is online"
+        public var expectHeader = ""
+        public var interval = ConfigDuration.seconds(30)
+        public var timeout = ConfigDuration.seconds(5)
+        public var failures = 2
+        public var stall = ConfigDuration.seconds(3)
+        public var interface = ""
+        public var family = Family.any
+
+        enum CodingKeys: String, CodingKey {
+            case url
+            case expectStatus = "expect_status"
+            case expectBodyPrefix = "expect_body_prefix"
+            case expectHeader = "expect_header"
+            case interval, timeout, failures, stall, interface, family
+        }
+
+        public init() {}
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            url = try c.decodeIfPresent(String.self, forKey: .url) ?? url
+            expectStatus = try c.decodeIfPresent(Int.self, forKey: .expectStatus)
+            expectBodyPrefix = try c.decodeIfPresent(String.self, forKey: .expectBodyPrefix) ?? expectBodyPrefix
+            expectHeader = try c.decodeIfPresent(String.self, forKey: .expectHeader) ?? expectHeader
+            interval = try c.decodeIfPresent(ConfigDuration.self, forKey: .interval) ?? interval
+            timeout = try c.decodeIfPresent(ConfigDuration.self, forKey: .timeout) ?? timeout
+            failures = try c.decodeIfPresent(Int.self, forKey: .failures) ?? failures
+            stall = try c.decodeIfPresent(ConfigDuration.self, forKey: .stall) ?? stall
+            interface = try c.decodeIfPresent(String.self, forKey: .interface) ?? interface
+            if let text = try c.decodeIfPresent(String.self, forKey: .family) {
+                guard let f = Family(rawValue: text) else {
+                    throw ConfigValueError(key: "family", "must be \"any\", \"ipv4\" or \"ipv6\", got '\(text)'")
+                }
+                family = f
+            }
+            try validate()
+        }
+
+        func validate() throws {
+            let lower = url.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+                throw ConfigValueError(key: "url", "must be an http:// or https:// URL, got '\(url)'")
+            }
+            let rest = url.drop { $0 != "/" }.dropFirst(2)
+            guard let host = rest.split(separator: "/", omittingEmptySubsequences: false).first, !host.isEmpty,
+                  !url.contains(where: { $0.isWhitespace })
+            else {
+                throw ConfigValueError(key: "url", "must name a host without spaces, got '\(url)'")
+            }
+            if let s = expectStatus, !(100...599).contains(s) {
+                throw ConfigValueError(key: "expect_status", "must be an HTTP status between 100 and 599, got \(s)")
+            }
+            if !expectHeader.isEmpty {
+                let (name, value) = ProbeExpectation.split(header: expectHeader)
+                guard !name.isEmpty, !value.isEmpty, !name.contains(" ") else {
+                    throw ConfigValueError(key: "expect_header", "must look like \"Name: value\", got '\(expectHeader)'")
+                }
+            }
+            guard timeout >= .milliseconds(100), timeout <= .seconds(120) else {
+                throw ConfigValueError(key: "timeout", "must be between 100ms and 2m, got \(timeout)")
+            }
+            guard interval >= .seconds(1), interval <= .seconds(86400) else {
+                throw ConfigValueError(key: "interval", "must be between 1s and 1d, got \(interval)")
+            }
+            guard stall >= .seconds(1), stall <= .seconds(3600) else {
+                throw ConfigValueError(key: "stall", "must be between 1s and 1h, got \(stall)")
+            }
+            guard (1...100).contains(failures) else {
+                throw ConfigValueError(key: "failures", "must be between 1 and 100, got \(failures)")
+            }
+            guard interface.count <= 15, !interface.contains("/"), !interface.contains(where: { $0.isWhitespace }) else {
+                throw ConfigValueError(key: "interface", "is not an interface name: '\(interface)'")
+            }
+        }
+    }
+
+    public static let kind = "probe"
+    public static let summary = "Checks the internet with an HTTP request: online, portal or limited."
+
+    let config: Config
+    let context: PluginContext
+    let clock: any Clock<Duration>
+    let files: HostFiles
+    let fetch: @Sendable (HTTPRequest) async -> Result<HTTPReply, CurlError>
+
+    public init(config: Config, context: PluginContext) throws {
+        self.init(config: config, context: context, clock: ContinuousClock(), files: HostFiles(), fetch: HTTPProber.fetch)
+    }
+
+    init(config: Config, context: PluginContext, clock: any Clock<Duration>, files: HostFiles,
+         fetch: @escaping @Sendable (HTTPRequest) async -> Result<HTTPReply, CurlError>) {
+        self.config = config
+        self.context = context
+        self.clock = clock
+        self.files = files
+        self.fetch = fetch
+    }
+
+    var expectation: ProbeExpectation {
+        ProbeExpectation(url: config.url, status: config.expectStatus, bodyPrefix: config.expectBodyPrefix,
+                         header: config.expectHeader, timeout: config.timeout.duration)
+    }
+
+    /// The interface probes leave by: the configured one, else the default route's.
+    func primaryInterface() -> String? {
+        guard let routed = files.defaultRouteInterface(family: config.family) else { return nil }
+        return config.interface.isEmpty ? routed : config.interface
+    }
+
+    public func run(handle: MonitorHandle) async throws {
+        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration)
+        let judge = SharedJudge(ProbeJudge(failures: config.failures))
+        let requests = handle.checkRequests()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await _ in requests { scheduler.trigger(.request) }
+            }
+            group.addTask {
+                await watchCounters(scheduler: scheduler)
+            }
+            group.addTask {
+                await scheduler.run { cause in
+                    await probeOnce(cause: cause, judge: judge, handle: handle)
+                }
+            }
+        }
+    }
+
+    /// One probe. Returns whether it got the expected reply, nil when skipped.
+    func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle) async -> Bool? {
+        guard let interface = primaryInterface() else {
+            context.logger.debug("no default route: probe skipped")
+            return nil
+        }
+        let request = HTTPRequest(url: config.url, timeout: config.timeout.duration,
+                                  interface: config.interface, family: config.family)
+        let result = await fetch(request)
+        if Task.isCancelled { return nil }
+        if case .success(let reply) = result, reply.truncated {
+            context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
+        }
+        let outcome = expectation.judge(result)
+        var stallNote: String?
+        if case .stall(let note) = cause { stallNote = note }
+        let observation = judge.state.withLock { $0.record(outcome, interface: interface, afterStall: stallNote) }
+        context.logger.debug("probe (\(cause)): \(outcome)")
+        if let observation { handle.publish(observation) }
+        return ProbeJudge.isOnline(outcome)
+    }
+
+    /// Samples the primary interface about once a second: a new default route
+    /// probes at once, and so do a stall (while online) and packets arriving
+    /// again after one (while not online).
+    func watchCounters(scheduler: ProbeScheduler) async {
+        let time = scheduler.time
+        var detector = StallDetector(window: config.stall.duration)
+        // The first probe runs at start; only a later change of route triggers one.
+        var lastInterface = primaryInterface()
+        var lastSample = time.now()
+        var next = time.now()
+        while !Task.isCancelled {
+            next = next.advanced(by: .seconds(1))
+            do { try await time.sleep(next) } catch { return }
+            let now = time.now()
+            if next.duration(to: now) > .seconds(2) { next = now }  // slept through a suspend: don't catch up
+            let interface = primaryInterface()
+            if interface != lastInterface {
+                if interface != nil { scheduler.trigger(.request) }
+                lastInterface = interface
+            }
+            let plan = scheduler.plan
+            let busy = plan.inFlight || (plan.lastEnd.map { $0.advanced(by: detector.probeGrace) > lastSample } ?? false)
+            lastSample = now
+            guard let interface, let counters = files.counters(of: interface) else { continue }
+            switch detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy) {
+            case .stall(let since)?:
+                let seconds = Int(since.duration(to: now).milliseconds / 1000)
+                context.logger.debug("\(interface) sent packets but received none for \(seconds)s")
+                if plan.online != false {
+                    scheduler.trigger(.stall("\(interface) sent packets but received none for \(seconds)s"))
+                }
+            case .resumed?:
+                if plan.online == false { scheduler.trigger(.resumed) }
+            case nil:
+                break
+            }
+        }
+    }
+}
+
+/// The judge's state, shared between probe runs (which never overlap).
+final class SharedJudge: Sendable {
+    let state: Mutex<ProbeJudge>
+    init(_ judge: ProbeJudge) { state = Mutex(judge) }
+}

@@ -1,0 +1,173 @@
+import LifelineCore
+import Synchronization
+
+/// Why a probe runs now.
+enum ProbeCause: Sendable, Equatable {
+    /// The regular interval, or the ramp while not online.
+    case schedule
+    /// A check request: netlink change, `Check()`, resume, route change.
+    case request
+    /// Packets left the primary interface but none came back for `stall`.
+    case stall(String)
+    /// Packets arrive again after a stall while not online.
+    case resumed
+}
+
+/// When to probe, as a pure state machine over `Moment`s (no clock inside):
+///
+/// - online: every `interval` after the last probe ended;
+/// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's ramp);
+/// - a trigger probes at once, but never sooner than `spacing` (1 s) after the
+///   previous probe started, so a storm of triggers costs one probe per second;
+/// - never two probes at once: a trigger during a probe waits for its end.
+struct ProbePlan: Sendable, Equatable {
+    let interval: Duration
+    let spacing: Duration
+    let firstRetry: Duration
+
+    private(set) var inFlight = false
+    private(set) var lastStart: Moment?
+    private(set) var lastEnd: Moment?
+    /// Nil before the first probe.
+    private(set) var online: Bool?
+    private(set) var retryDelay: Duration
+    private(set) var nextScheduled = Moment(offset: .zero)
+    private(set) var pending: ProbeCause?
+
+    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
+        self.interval = interval
+        self.spacing = min(spacing, interval)
+        self.firstRetry = min(firstRetry, interval)
+        retryDelay = self.firstRetry
+    }
+
+    /// Asks for a probe as soon as allowed. A stall wins over a plain request
+    /// (it carries evidence the probe's verdict uses). Returns true when the
+    /// probe under way should be abandoned: answers came back while it waits out
+    /// its timeout on a connection started into the void, so a fresh probe will
+    /// know sooner.
+    mutating func trigger(_ cause: ProbeCause) -> Bool {
+        switch (pending, cause) {
+        case (.stall, _): break
+        default: pending = cause
+        }
+        return cause == .resumed && inFlight
+    }
+
+    /// When the next probe may start (nil while one is in flight).
+    var due: Moment? {
+        guard !inFlight else { return nil }
+        if pending != nil {
+            guard let lastStart else { return Moment(offset: .zero) }
+            return lastStart.advanced(by: spacing)
+        }
+        return nextScheduled
+    }
+
+    /// Starts a probe if one is due at `now`; returns its cause.
+    mutating func start(at now: Moment) -> ProbeCause? {
+        guard let due, due <= now else { return nil }
+        let cause = pending ?? .schedule
+        pending = nil
+        inFlight = true
+        lastStart = now
+        return cause
+    }
+
+    /// Records a probe's end. `online` nil: the probe was skipped (no default
+    /// route); the ramp goes on without growing.
+    mutating func finish(at now: Moment, online result: Bool?) {
+        inFlight = false
+        lastEnd = now
+        switch result {
+        case true?:
+            online = true
+            retryDelay = firstRetry
+            nextScheduled = now.advanced(by: interval)
+        case false?:
+            online = false
+            nextScheduled = now.advanced(by: retryDelay)
+            retryDelay = min(retryDelay * 2, interval)
+        case nil:
+            online = false
+            nextScheduled = now.advanced(by: retryDelay)
+        }
+    }
+}
+
+/// Drives a `ProbePlan` with an injected clock: sleeps until the next probe is
+/// due or a trigger arrives, runs the probe, records its result, repeats.
+final class ProbeScheduler: Sendable {
+    /// Runs one probe and says whether it got the expected reply (nil: skipped).
+    typealias Probe = @Sendable (ProbeCause) async -> Bool?
+
+    private struct State {
+        var plan: ProbePlan
+        var sleeper: Task<Void, Never>?
+        var running: Task<Bool?, Never>?
+    }
+
+    private let state: Mutex<State>
+    let time: TimeSource
+
+    init(clock: any Clock<Duration>, interval: Duration) {
+        time = TimeSource(clock)
+        state = Mutex(State(plan: ProbePlan(interval: interval)))
+    }
+
+    var plan: ProbePlan { state.withLock { $0.plan } }
+
+    func trigger(_ cause: ProbeCause) {
+        let (sleeper, preempted) = state.withLock { s in
+            let preempt = s.plan.trigger(cause)
+            return (s.sleeper, preempt ? s.running : nil)
+        }
+        sleeper?.cancel()
+        preempted?.cancel()
+    }
+
+    /// Probes until the calling task is cancelled.
+    func run(probe: @escaping Probe) async {
+        while !Task.isCancelled {
+            let now = time.now()
+            let started = state.withLock { $0.plan.start(at: now) }
+            if let cause = started {
+                // A child task, so that a `resumed` trigger can cancel it (the
+                // probe then returns nil: no verdict from an abandoned probe).
+                let running = Task { await probe(cause) }
+                state.withLock { $0.running = running }
+                let result = await withTaskCancellationHandler {
+                    await running.value
+                } onCancel: {
+                    running.cancel()
+                }
+                let end = time.now()
+                state.withLock {
+                    $0.running = nil
+                    $0.plan.finish(at: end, online: result)
+                }
+                continue
+            }
+            await sleepUntilDueOrTriggered()
+        }
+    }
+
+    private func sleepUntilDueOrTriggered() async {
+        let time = self.time
+        let sleeper = state.withLock { s -> Task<Void, Never>? in
+            guard let due = s.plan.due, due > time.now() else { return nil }
+            let task = Task { _ = try? await time.sleep(due) }
+            s.sleeper = task
+            return task
+        }
+        guard let sleeper else { return }
+        await withTaskCancellationHandler {
+            await sleeper.value
+        } onCancel: {
+            sleeper.cancel()
+        }
+        state.withLock { s in
+            if s.sleeper == sleeper { s.sleeper = nil }
+        }
+    }
+}

@@ -1,0 +1,464 @@
+import Foundation
+import Testing
+
+/// The probe against real HTTP servers (issue 4): a private network namespace
+/// whose default route leads to the root-namespace end of a veth pair, where the
+/// test runs its own check servers (`Resources/probe_server.py`). The daemon runs
+/// inside the namespace; nothing leaves the machine.
+@Suite(.serialized) struct ProbeTests {
+    static let requirement = Harness.Requirement.rootAnd(["ip", "nft", "python3"])
+
+    /// A short-cycle probe config; `extra` lines go into the `[[monitor]]` table.
+    static func config(url: String, interval: String = "2s", timeout: String = "1s", extra: String = "") -> String {
+        """
+        [debounce]
+        down = "200ms"
+        up = "100ms"
+
+        [[monitor]]
+        kind = "probe"
+        url = "\(url)"
+        interval = "\(interval)"
+        timeout = "\(timeout)"
+        \(extra)
+
+        [[sink]]
+        kind = "log"
+        """
+    }
+
+    /// Starts the daemon in the lab's namespace, talking to the lab directly
+    /// (the fixture's guard proxy is for default-config tests).
+    func startDaemon(_ lab: ProbeLab, config: String, environment: [String: String] = [:]) throws -> DaemonFixture {
+        let direct = ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "", "HTTPS_PROXY": "", "ALL_PROXY": ""]
+        let fixture = try DaemonFixture(extraEnvironment: direct.merging(environment) { $1 })
+        try fixture.writeConfig(config)
+        fixture.commandPrefix = ["ip", "netns", "exec", lab.namespace]
+        try fixture.start()
+        return fixture
+    }
+
+    @Test func healthyServerIsOnlineWithRoundTrip() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        let status = try fixture.statusJSON()
+        #expect(status["state"] as? String == "online")
+        #expect((status["rtt_ms"] as? Double ?? -1) > 0)
+        #expect(status["interface"] as? String == lab.namespaceInterface)
+        #expect((status["reason"] as? String ?? "").hasPrefix("probe answered in"))
+        #expect(lab.requests(.ok).allSatisfy { $0.hasPrefix("GET /check_network_status.txt") })
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func refusedIsLimitedAndRecoveryIsOnlineWithinTwoSeconds() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        // interval 1500ms: the ramp tops out at 1.5 s, so a recovery is seen within it.
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "1500ms"))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+
+        lab.stopServers()
+        #expect(await fixture.waitForState("limited", timeout: .seconds(8)))
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("probe to \(lab.checkURL) failed:"), "\(reason)")
+        #expect(reason.contains("Couldn't connect") || reason.contains("refused"), "\(reason)")
+        let logged = fixture.loggedStates()
+        #expect(logged == ["online", "limited"], "one published degradation, no flapping: \(logged)")
+
+        try lab.startServer(.ok)
+        let back = ContinuousClock.now
+        #expect(await fixture.waitForState("online", timeout: .seconds(4)))
+        let took = ContinuousClock.now - back
+        #expect(took <= .seconds(2), "recovery took \(took)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func silentBlackholeIsLimitedWithinTheBound() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+
+        try lab.blackhole()
+        let start = ContinuousClock.now
+        // timeout × failures + interval, plus the first 1 s step of the ramp
+        // between the two failures and the 200 ms debounce, plus 1 s of slack.
+        let bound = Duration.seconds(1 * 2 + 2) + .seconds(1) + .milliseconds(200) + .seconds(1)
+        #expect(await fixture.waitForState("limited", timeout: bound + .seconds(5)))
+        let took = ContinuousClock.now - start
+        #expect(took <= bound, "limited after \(took), bound \(bound)")
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason == "probe to \(lab.checkURL) timed out after 1s", "\(reason)")
+
+        try lab.heal()
+        #expect(await fixture.waitForState("online", timeout: .seconds(6)))
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func redirectIsPortalNamingItsTarget() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.redirect)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
+        #expect(await fixture.waitForState("portal", timeout: .seconds(10)))
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason == "probe to \(lab.checkURL) was redirected to http://\(lab.hostAddress):8080/login (HTTP 302)")
+        // Never followed: the server saw only requests for the check URL.
+        #expect(!lab.requests(.redirect).isEmpty)
+        #expect(lab.requests(.redirect).allSatisfy { !$0.contains("/login") })
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func wrongBodyIsPortal() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.wrongbody)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
+        #expect(await fixture.waitForState("portal", timeout: .seconds(10)))
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason.contains("Welcome to Hotel WiFi"), "\(reason)")
+        #expect(reason.contains("expected 'NetworkManager is online'"), "\(reason)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func stallTriggerReportsLimitedWellBeforeTheInterval() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        // The default interval (30s) and stall (3s): only the stall can be quick.
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "2s"))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        try lab.startTraffic()
+        try await Task.sleep(for: .seconds(2))  // traffic flowing and answered
+        #expect(fixture.loggedStates() == ["online"])
+
+        try lab.blackhole()
+        let start = ContinuousClock.now
+        #expect(await fixture.waitForState("limited", timeout: .seconds(15)))
+        let took = ContinuousClock.now - start
+        #expect(took < .seconds(15), "limited after \(took): not well before the 30 s interval")
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason.contains("timed out after 2s"), "\(reason)")
+        #expect(reason.contains("\(lab.namespaceInterface) sent packets but received none"), "\(reason)")
+
+        // Packets answered again after the stall: probed at once, not after the ramp.
+        try lab.heal()
+        let healed = ContinuousClock.now
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        #expect(ContinuousClock.now - healed < .seconds(4), "recovery took \(ContinuousClock.now - healed)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func slowlorisServerTimesOutWithoutHanging() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.slow)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, timeout: "2s"))
+        #expect(await fixture.waitForState("limited", timeout: .seconds(12)))
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason == "probe to \(lab.checkURL) timed out after 2s", "\(reason)")
+        // Still probing: a good server is noticed.
+        lab.stopServers()
+        try lab.startServer(.ok)
+        #expect(await fixture.waitForState("online", timeout: .seconds(6)))
+        // And it stops promptly even with a probe under way.
+        #expect(await fixture.stop(timeout: .seconds(5)) == 0)
+    }
+
+    @Test func hugeReplyIsCutAt64KiBAndStillJudged() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.huge)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "5s"))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        // The client hung up long before 10 MB (socket buffers hold a little more than 64 KiB).
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "server's sent count") { lab.sentCounts().count >= 1 })
+        let sent = lab.sentCounts().first ?? Int.max
+        #expect(sent < 10 * 1024 * 1024, "server sent \(sent) bytes")
+        let rss = fixture.process.map { Self.rssKiB(pid: $0.processIdentifier) } ?? 0
+        #expect(rss > 0 && rss < 80 * 1024, "daemon VmRSS \(rss) KiB")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func proxyFromTheEnvironmentIsUsed() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.proxy, port: 3128)
+        // A host that does not resolve: only the proxy can answer for it.
+        let url = "http://check.lifeline.invalid/check_network_status.txt"
+        let fixture = try startDaemon(lab, config: Self.config(url: url),
+                                      environment: ["http_proxy": "http://\(lab.hostAddress):3128", "no_proxy": ""])
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        #expect(lab.requests(.proxy).contains { $0.hasPrefix("GET \(url) ") })
+        #expect(await fixture.stop() == 0)
+
+        // no_proxy names the host: straight to DNS, which fails → limited, named.
+        let direct = try startDaemon(lab, config: Self.config(url: url),
+                                     environment: ["http_proxy": "http://\(lab.hostAddress):3128", "no_proxy": "lifeline.invalid"])
+        #expect(await direct.waitForState("limited", timeout: .seconds(10)))
+        let reason = try direct.statusJSON()["reason"] as? String ?? ""
+        #expect(reason.contains("resolve"), "\(reason)")
+        #expect(await direct.stop() == 0)
+    }
+
+    @Test func noDefaultRouteMeansNoProbeTrafficAndARouteBackProbesAtOnce() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "1s"))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
+        try await Task.sleep(for: .milliseconds(1500))  // a probe under way may finish
+        let before = lab.requests(.ok).count
+        try await Task.sleep(for: .seconds(4))  // four intervals
+        #expect(lab.requests(.ok).count == before, "probed without a default route")
+        #expect(fixture.loggedStates() == ["online"], "published something new without a route")
+
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "add", "default", "via", lab.hostAddress])
+        #expect(await Harness.waitUntil(timeout: .seconds(3), "a probe once the route is back") {
+            lab.requests(.ok).count > before
+        })
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func withNetlinkARouteChangeProbesAtOnce() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        // The default monitors, netlink then probe, with the default 30 s interval.
+        let fixture = try startDaemon(lab, config: """
+            [debounce]
+            down = "200ms"
+            up = "100ms"
+
+            [[monitor]]
+            kind = "netlink"
+
+            [[monitor]]
+            kind = "probe"
+            url = "\(lab.checkURL)"
+
+            [[sink]]
+            kind = "log"
+            """)
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        #expect((try fixture.statusJSON()["reason"] as? String ?? "").hasPrefix("probe answered"))
+
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        let before = lab.requests(.ok).count
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "add", "default", "via", lab.hostAddress])
+        let back = ContinuousClock.now
+        #expect(await fixture.waitForState("online", timeout: .seconds(5)))
+        #expect(ContinuousClock.now - back < .seconds(2), "online \(ContinuousClock.now - back) after the route came back")
+        // The route change is checked with a probe at once (not at the 30 s interval).
+        #expect(await Harness.waitUntil(timeout: .seconds(2), "a probe after the route change") {
+            lab.requests(.ok).count > before
+        })
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func interfaceBindingIsHonoured() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let bound = try startDaemon(lab, config: Self.config(url: lab.checkURL, extra: "interface = \"\(lab.namespaceInterface)\"\nfamily = \"ipv4\""))
+        #expect(await bound.waitForState("online", timeout: .seconds(10)))
+        #expect(await bound.stop() == 0)
+
+        // Bound to loopback, the lab's server is out of reach.
+        let wrong = try startDaemon(lab, config: Self.config(url: lab.checkURL, extra: "interface = \"lo\""))
+        #expect(await wrong.waitForState("limited", timeout: .seconds(10)))
+        let reason = try wrong.statusJSON()["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("probe to \(lab.checkURL) "), "\(reason)")
+        #expect(await wrong.stop() == 0)
+    }
+
+    static func rssKiB(pid: Int32) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        return 0
+    }
+}
+
+extension DaemonFixture {
+    /// The runtime state file, parsed (what `lifeline status --json` prints).
+    func stateJSON() -> [String: Any]? {
+        guard let data = FileManager.default.contents(atPath: stateFilePath) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    /// What a user running `lifeline status --json` sees.
+    func statusJSON() throws -> [String: Any] {
+        let out = try cli(["status", "--json"])
+        return (try JSONSerialization.jsonObject(with: Data(out.stdout.utf8))) as? [String: Any] ?? [:]
+    }
+
+    func waitForState(_ state: String, timeout: Duration, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await Harness.waitUntil(timeout: timeout, "state \(state) (log: \(loggedStates()))", sourceLocation: sourceLocation) {
+            stateJSON()?["state"] as? String == state
+        }
+    }
+}
+
+/// A network namespace behind a veth pair, with check servers on the root side.
+final class ProbeLab: @unchecked Sendable {
+    enum Mode: String { case ok, redirect, wrongbody, slow, huge, proxy }
+
+    let namespace: String
+    let hostInterface: String
+    let namespaceInterface: String
+    let hostAddress: String
+    let namespaceAddress: String
+    let table: String
+    let workDir: URL
+    private var servers: [Process] = []
+    private var traffic: Process?
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/probe_server.py").path
+    }
+
+    var checkURL: String { "http://\(hostAddress):8080/check_network_status.txt" }
+
+    init() throws {
+        let tag = String(UInt32.random(in: 0..<0xFFFFF), radix: 16)
+        let subnet = Int.random(in: 1...250)
+        namespace = "llprobe-\(tag)"
+        hostInterface = "lpa\(tag)"
+        namespaceInterface = "lpb\(tag)"
+        hostAddress = "10.214.\(subnet).1"
+        namespaceAddress = "10.214.\(subnet).2"
+        table = "llprobe_\(tag)"
+        workDir = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-probe-\(tag)")
+        try FileManager.default.createDirectory(at: workDir, withIntermediateDirectories: true)
+        try Self.sh(["ip", "netns", "add", namespace])
+        // `ip netns exec` mounts this over /etc/resolv.conf: name lookups in the
+        // namespace go to the lab's host end (nothing listens: a quick failure),
+        // never to a resolver outside.
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(namespace)", withIntermediateDirectories: true)
+        try "nameserver \(hostAddress)\n".write(toFile: "/etc/netns/\(namespace)/resolv.conf", atomically: true, encoding: .utf8)
+        try Self.sh(["ip", "link", "add", hostInterface, "type", "veth", "peer", "name", namespaceInterface, "netns", namespace])
+        try Self.sh(["ip", "addr", "add", "\(hostAddress)/24", "dev", hostInterface])
+        try Self.sh(["ip", "link", "set", hostInterface, "up"])
+        try Self.sh(["ip", "-n", namespace, "link", "set", "lo", "up"])
+        try Self.sh(["ip", "-n", namespace, "addr", "add", "\(namespaceAddress)/24", "dev", namespaceInterface])
+        try Self.sh(["ip", "-n", namespace, "link", "set", namespaceInterface, "up"])
+        try Self.sh(["ip", "-n", namespace, "route", "add", "default", "via", hostAddress])
+    }
+
+    deinit {
+        stopServers()
+        if let traffic, traffic.isRunning {
+            kill(traffic.processIdentifier, SIGKILL)
+            traffic.waitUntilExit()
+        }
+        _ = try? Harness.run(["nft", "delete", "table", "inet", table])
+        _ = try? Harness.run(["ip", "netns", "del", namespace])
+        try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
+        try? FileManager.default.removeItem(at: workDir)
+    }
+
+    @discardableResult
+    static func sh(_ argv: [String]) throws -> String {
+        let r = try Harness.run(argv)
+        guard r.status == 0 else {
+            throw LabError(description: "\(argv.joined(separator: " ")) failed (\(r.status)): \(r.stderr)")
+        }
+        return r.stdout
+    }
+
+    struct LabError: Error, CustomStringConvertible { var description: String }
+
+    func logPath(_ mode: Mode) -> String { workDir.appendingPathComponent("\(mode.rawValue).log").path }
+
+    /// Starts a check server on the root side and waits until it listens.
+    func startServer(_ mode: Mode, port: Int = 8080) throws {
+        let ready = workDir.appendingPathComponent("\(mode.rawValue)-\(servers.count).ready")
+        FileManager.default.createFile(atPath: ready.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Harness.which("python3") ?? "/usr/bin/python3")
+        p.arguments = [Self.script, mode.rawValue, hostAddress, "\(port)", logPath(mode)]
+        p.standardOutput = try FileHandle(forWritingTo: ready)
+        try p.run()
+        servers.append(p)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let text = try? String(contentsOf: ready, encoding: .utf8), text.contains("ready") { return }
+            guard p.isRunning else { break }
+            usleep(10_000)
+        }
+        throw LabError(description: "check server \(mode) did not start")
+    }
+
+    /// SIGKILL: children of the test runner inherit its blocked SIGTERM.
+    func stopServers() {
+        for p in servers where p.isRunning {
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+        }
+        servers.removeAll()
+    }
+
+    /// The upstream stops answering; the link and routes stay as they are.
+    func blackhole() throws {
+        try Self.sh(["nft", "add", "table", "inet", table])
+        try Self.sh(["nft", "add", "chain", "inet", table, "in", "{ type filter hook input priority 0; policy accept; }"])
+        try Self.sh(["nft", "add", "rule", "inet", table, "in", "iifname", hostInterface, "drop"])
+    }
+
+    func heal() throws {
+        try Self.sh(["nft", "delete", "table", "inet", table])
+    }
+
+    /// A steady UDP stream from the namespace (20 packets/s) to an echo server on
+    /// the host end, as an active user would cause: answered packet for packet
+    /// while the upstream works, unanswered once it is blackholed.
+    func startTraffic() throws {
+        let python = Harness.which("python3") ?? "/usr/bin/python3"
+        let echo = Process()
+        echo.executableURL = URL(fileURLWithPath: python)
+        echo.arguments = ["-c", """
+            import socket
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("\(hostAddress)", 7))
+            while True:
+                data, peer = s.recvfrom(2048)
+                s.sendto(data, peer)
+            """]
+        try echo.run()
+        servers.append(echo)
+        let sender = Process()
+        sender.executableURL = URL(fileURLWithPath: Harness.which("ip") ?? "/usr/sbin/ip")
+        sender.arguments = ["netns", "exec", namespace, python, "-c", """
+            import socket, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            while True:
+                try:
+                    s.sendto(b"x" * 32, ("\(hostAddress)", 7))
+                except OSError:
+                    pass
+                time.sleep(0.05)
+            """]
+        try sender.run()
+        traffic = sender
+    }
+
+    func requests(_ mode: Mode) -> [String] {
+        ((try? String(contentsOfFile: logPath(mode), encoding: .utf8)) ?? "")
+            .split(separator: "\n").map(String.init).filter { !$0.hasPrefix("sent ") }
+    }
+
+    func sentCounts() -> [Int] {
+        ((try? String(contentsOfFile: logPath(.huge), encoding: .utf8)) ?? "")
+            .split(separator: "\n").filter { $0.hasPrefix("sent ") }.compactMap { Int($0.dropFirst(5)) }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import LifelineCore
+import Testing
+
+@testable import ProbeMonitor
+
+@Suite struct ProbeJudgeTests {
+    let url = "http://10.0.0.1/check"
+
+    func expectation(status: Int? = nil, prefix: String = "NetworkManager is online", header: String = "") -> ProbeExpectation {
+        ProbeExpectation(url: url, status: status, bodyPrefix: prefix, header: header, timeout: .seconds(5))
+    }
+
+    func reply(_ status: Int, _ body: String = "", headers: [String] = [], redirect: String? = nil) -> Result<HTTPReply, CurlError> {
+        .success(HTTPReply(status: status, headers: headers, body: Array(body.utf8), truncated: false, redirect: redirect, rttMs: 12.3))
+    }
+
+    @Test func expectedBodyIsAPong() {
+        #expect(expectation().judge(reply(200, "NetworkManager is online\n")) == .pong(rttMs: 12.3))
+    }
+
+    @Test func redirectIsAPortalNamingTheTarget() {
+        let outcome = expectation().judge(reply(302, headers: ["Location: /login"], redirect: "http://10.0.0.1/login"))
+        #expect(outcome == .unexpected("probe to \(url) was redirected to http://10.0.0.1/login (HTTP 302)"))
+    }
+
+    @Test func wrongBodyIsAPortal() {
+        guard case .unexpected(let why) = expectation().judge(reply(200, "<html>Welcome to Hotel WiFi")) else {
+            Issue.record("not a portal")
+            return
+        }
+        #expect(why.contains("'<html>Welcome to Hotel WiFi'"))
+    }
+
+    @Test func otherStatusIsAPortal() {
+        #expect(expectation().judge(reply(511, "NetworkManager is online")) == .unexpected("probe to \(url) got HTTP 511, expected 2xx"))
+    }
+
+    @Test func statusDefaultsTo204WithoutBodyOrHeader() {
+        let e = expectation(prefix: "")
+        #expect(e.judge(reply(204)) == .pong(rttMs: 12.3))
+        #expect(e.judge(reply(200, "<html>login")) == .unexpected("probe to \(url) got HTTP 200, expected 204"))
+        #expect(expectation(status: 200, prefix: "").judge(reply(200)) == .pong(rttMs: 12.3))
+    }
+
+    @Test func headerFormIsCheckedWithoutCase() {
+        let e = expectation(prefix: "", header: "X-NetworkManager-Status: online")
+        #expect(e.judge(reply(200, headers: ["x-networkmanager-status:   ONLINE"])) == .pong(rttMs: 12.3))
+        #expect(e.judge(reply(200, headers: ["Server: portal"])) == .unexpected("probe to \(url) got no X-NetworkManager-Status header"))
+    }
+
+    @Test func networkTextIsCleanedAndBounded() {
+        let evil = "http://portal/\u{1b}[31m\n" + String(repeating: "a", count: 5000)
+        guard case .unexpected(let why) = expectation().judge(reply(302, redirect: evil)) else {
+            Issue.record("not a portal")
+            return
+        }
+        #expect(!why.contains("\u{1b}") && !why.contains("\n"))
+        #expect(why.count < 300)
+    }
+
+    @Test func failuresBecomeLimitedOnlyAfterTheConfiguredCount() {
+        var judge = ProbeJudge(failures: 2)
+        let online = judge.record(.pong(rttMs: 5), interface: "eth0", afterStall: nil)
+        #expect(online?.state == .online && online?.rttMs == 5 && online?.interface == "eth0")
+        // The first failure re-sends what was known, so Check() gets an answer.
+        #expect(judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", afterStall: nil) == online)
+        let limited = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", afterStall: nil)
+        #expect(limited?.state == .limited && limited?.reason == "probe to x timed out after 5s")
+        #expect(judge.record(.pong(rttMs: 7), interface: "eth0", afterStall: nil)?.state == .online)
+    }
+
+    @Test func aStallCountsAsOneFailure() {
+        var judge = ProbeJudge(failures: 2)
+        let limited = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0",
+                                   afterStall: "eth0 sent packets but received none for 3s")
+        #expect(limited?.state == .limited)
+        #expect(limited?.reason == "probe to x timed out after 5s (eth0 sent packets but received none for 3s)")
+    }
+
+    @Test func portalCountsAtOnce() {
+        var judge = ProbeJudge(failures: 3)
+        #expect(judge.record(.unexpected("redirected"), interface: "", afterStall: nil)?.state == .portal)
+    }
+}
+
+@Suite struct ProbeConfigTests {
+    func decode(_ json: String) throws -> ProbeMonitor.Config {
+        try JSONDecoder().decode(ProbeMonitor.Config.self, from: Data(json.utf8))
+    }
+
+    @Test func emptyTableGivesTheSpecDefaults() throws {
+        let c = try decode("{}")
+        #expect(c.url == "http://nmcheck.gnome.org/check_network_status.txt")
+        #expect(c.expectBodyPrefix == "NetworkManager is online")
+        #expect(c.expectStatus == nil && c.expectHeader == "")
+        #expect(c.interval == .seconds(30) && c.timeout == .seconds(5) && c.stall == .seconds(3))
+        #expect(c.failures == 2 && c.interface == "" && c.family == .any)
+    }
+
+    @Test(arguments: [
+        (#"{"url": "ftp://example.org/x"}"#, "url"),
+        (#"{"url": "file:///etc/passwd"}"#, "url"),
+        (#"{"url": "http:///nohost"}"#, "url"),
+        (#"{"timeout": "0s"}"#, "timeout"),
+        (#"{"interval": "100ms"}"#, "interval"),
+        (#"{"failures": 0}"#, "failures"),
+        (#"{"family": "ipx"}"#, "family"),
+        (#"{"expect_status": 42}"#, "expect_status"),
+        (#"{"expect_header": "online"}"#, "expect_header"),
+        (#"{"interface": "../../etc"}"#, "interface"),
+    ])
+    func invalidValuesNameTheirKey(json: String, key: String) {
+        #expect { try decode(json) } throws: { ($0 as? ConfigValueError)?.key == key }
+    }
+
+    @Test func httpsAndHeaderFormAreAccepted() throws {
+        let c = try decode(#"{"url": "https://check.example/x", "expect_header": "X-NetworkManager-Status: online", "family": "ipv6"}"#)
+        #expect(c.family == .ipv6)
+    }
+}
