@@ -8,7 +8,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
     ("ProbeMonitor", ["CCurl"]),
     ("NetlinkMonitor", ["CNetlink"]),
-    ("NotifySink", []),
+    ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
 ]
 
@@ -47,6 +47,7 @@ let package = Package(
         .target(name: "LifelineGLib", dependencies: ["CGLib"]),
         // The thin libdbus wrapper: no raw pointer leaves it.
         .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib"]),
+        .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         .target(
             name: "LifelineConfig",
             dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]

@@ -18,5 +18,8 @@ public enum DefaultConfig {
 
         [[sink]]
         kind = "dbus"
+
+        [[sink]]
+        kind = "libnotify"
         """
 }

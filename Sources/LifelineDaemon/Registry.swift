@@ -3,6 +3,7 @@ import ExecMonitor
 import LifelineCore
 import LogSink
 import NetlinkMonitor
+import NotifySink
 import ProbeMonitor
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
@@ -17,6 +18,7 @@ public enum Registry {
 
     public static let sinks: [any Sink.Type] = [
         LogSink.self,
+        NotifySink.self,
         DBusSink.self,
     ]
 

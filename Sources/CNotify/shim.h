@@ -1,0 +1,36 @@
+// libnotify (and the bits of GObject/GIO it needs) for Swift.
+#ifndef LIFELINE_CNOTIFY_SHIM_H
+#define LIFELINE_CNOTIFY_SHIM_H
+
+#include <libnotify/notify.h>
+#include <gio/gio.h>
+
+/// The "closed" signal: g_signal_connect_data needs G_CALLBACK's cast, which Swift cannot write.
+static inline gulong lifeline_notify_connect_closed(NotifyNotification *n,
+                                                    void (*callback)(NotifyNotification *, gpointer),
+                                                    gpointer data, GClosureNotify destroy) {
+    return g_signal_connect_data(n, "closed", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
+}
+
+static inline void lifeline_notify_set_string_hint(NotifyNotification *n, const char *key, const char *value) {
+    notify_notification_set_hint(n, key, g_variant_new_string(value));
+}
+
+static inline void lifeline_notify_set_bool_hint(NotifyNotification *n, const char *key, gboolean value) {
+    notify_notification_set_hint(n, key, g_variant_new_boolean(value));
+}
+
+/// True when the server lists `capability` in GetCapabilities ("actions", "body-markup", …).
+static inline gboolean lifeline_notify_server_has(const char *capability) {
+    GList *caps = notify_get_server_caps();
+    gboolean found = FALSE;
+    for (GList *c = caps; c != NULL; c = c->next) {
+        if (g_strcmp0((const char *)c->data, capability) == 0) { found = TRUE; break; }
+    }
+    g_list_free_full(caps, g_free);
+    return found;
+}
+
+static inline void lifeline_g_object_unref(gpointer object) { g_object_unref(object); }
+
+#endif

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+/// A headless desktop for one test: a private session bus, an X server (Xvfb) and
+/// a real notification server (dunst) on it. dunst can be killed and started
+/// again, as a crashing notification server would.
+final class Desktop: @unchecked Sendable {
+    static let tools = ["dbus-daemon", "dbus-monitor", "Xvfb", "dunst", "dunstctl", "import", "identify"]
+
+    let bus: PrivateBus
+    let display: String
+    private let xvfb: Process
+    private var dunst: Process?
+
+    init() throws {
+        bus = try PrivateBus()
+        // A display number nobody uses (an X server leaves /tmp/.X11-unix/X<n>).
+        var n = 90 + Int(getpid() % 50)
+        while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") || FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { n += 1 }
+        display = ":\(n)"
+        xvfb = Process()
+        xvfb.executableURL = URL(fileURLWithPath: Harness.which("Xvfb") ?? "/usr/bin/Xvfb")
+        xvfb.arguments = [display, "-screen", "0", "1024x600x24", "-nolisten", "tcp"]
+        xvfb.standardOutput = FileHandle.nullDevice
+        xvfb.standardError = FileHandle.nullDevice
+        try xvfb.run()
+    }
+
+    /// The environment a desktop client sees: the private bus and the display.
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        env["DISPLAY"] = display
+        return env
+    }
+
+    /// Starts dunst and waits (bounded) until it answers on the bus.
+    func startNotificationServer() async throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Harness.which("dunst") ?? "/usr/bin/dunst")
+        p.environment = environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        dunst = p
+        await Harness.waitUntil("dunst on the bus") { (try? self.dunstctl(["is-paused"]).status) == 0 }
+    }
+
+    /// Kills dunst as a crash would (no goodbye on the bus).
+    func killNotificationServer() {
+        guard let p = dunst, p.isRunning else { return }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        dunst = nil
+    }
+
+    func dunstctl(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        try Harness.run(["dunstctl"] + args, environment: environment)
+    }
+
+    /// Toasts on screen now.
+    func displayedCount() -> Int {
+        Int((try? dunstctl(["count", "displayed"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? "") ?? -1
+    }
+
+    /// A screenshot of the whole screen, kept under `artifacts/` as a test artifact.
+    func screenshot(named name: String) throws -> URL {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let dir = repo.appendingPathComponent("artifacts")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent(name)
+        let r = try Harness.run(["import", "-display", display, "-window", "root", file.path], environment: environment)
+        #expect(r.status == 0, "import failed: \(r.stderr)")
+        return file
+    }
+
+    deinit {
+        killNotificationServer()
+        // SIGKILL: children of the test process inherit its blocked SIGTERM.
+        if xvfb.isRunning {
+            kill(xvfb.processIdentifier, SIGKILL)
+            xvfb.waitUntilExit()
+        }
+    }
+}
+
+/// The Notify and CloseNotification calls that `dbus-monitor` saw on the bus.
+struct NotificationCalls {
+    struct Notify: Equatable {
+        var appName: String
+        var replacesID: UInt32
+        var icon: String
+        var summary: String
+        var body: String
+    }
+
+    var notifies: [Notify] = []
+    var closes: [UInt32] = []
+
+    static func watch(_ desktop: Desktop, output: URL) throws -> BackgroundProcess {
+        try BackgroundProcess(
+            ["dbus-monitor", "--session",
+             "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
+             "type='method_call',interface='org.freedesktop.Notifications',member='CloseNotification'"],
+            environment: desktop.environment, output: output)
+    }
+
+    /// Parses dbus-monitor's text: a call's header line, then one line per argument.
+    init(_ text: String) {
+        var block: [String] = []
+        var member = ""
+        func flush() {
+            let args = block.map { $0.trimmingCharacters(in: .whitespaces) }
+            func string(_ i: Int) -> String {
+                guard i < args.count, args[i].hasPrefix("string \"") else { return "" }
+                return String(args[i].dropFirst("string \"".count).dropLast())
+            }
+            func uint(_ i: Int) -> UInt32 {
+                guard i < args.count, args[i].hasPrefix("uint32 ") else { return 0 }
+                return UInt32(args[i].dropFirst("uint32 ".count)) ?? 0
+            }
+            if member == "Notify", args.count >= 5 {
+                notifies.append(Notify(appName: string(0), replacesID: uint(1), icon: string(2), summary: string(3), body: string(4)))
+            } else if member == "CloseNotification", !args.isEmpty {
+                closes.append(uint(0))
+            }
+            block = []
+            member = ""
+        }
+        for raw in text.split(separator: "\n") {
+            let line = String(raw)
+            if line.hasPrefix("method call") {
+                flush()
+                member = line.range(of: "member=").map { String(line[$0.upperBound...]) } ?? ""
+            } else if line.hasPrefix("   "), !member.isEmpty, !line.hasPrefix("      ") {
+                block.append(line)
+            }
+        }
+        flush()
+    }
+}
