@@ -5,7 +5,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 # Libraries the daemon links (pkg-config names them to SwiftPM).
 BUILD_PACKAGES = pkg-config
 # Real components the integration tests drive.
-TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3
+TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 tmux
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
 
 .PHONY: run build release test bench deps test-deps clean

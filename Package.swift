@@ -6,6 +6,7 @@ import PackageDescription
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", []),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("TmuxSink", [.product(name: "Subprocess", package: "swift-subprocess")]),
 ]
 
 let package = Package(

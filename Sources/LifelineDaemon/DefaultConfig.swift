@@ -9,5 +9,8 @@ public enum DefaultConfig {
 
         [[sink]]
         kind = "log"
+
+        [[sink]]
+        kind = "tmux"
         """
 }

@@ -1,6 +1,7 @@
 import ExecMonitor
 import LifelineCore
 import LogSink
+import TmuxSink
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -12,6 +13,7 @@ public enum Registry {
 
     public static let sinks: [any Sink.Type] = [
         LogSink.self,
+        TmuxSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }
