@@ -80,9 +80,17 @@ public struct TmuxSink: Sink {
     var dbusSend = "dbus-send"
 
     public init(config: Config, context: PluginContext) throws {
+        self.init(config: config, context: context, socketDirectory: TmuxServers.directory())
+    }
+
+    /// For tests: another socket folder and stand-ins for tmux and dbus-send.
+    init(config: Config, context: PluginContext, socketDirectory: String, tmux: String = "tmux",
+         dbusSend: String = "dbus-send") {
         self.config = config
         self.context = context
-        self.socketDirectory = TmuxServers.directory()
+        self.socketDirectory = socketDirectory
+        self.tmux = tmux
+        self.dbusSend = dbusSend
     }
 
     public func run(updates: SinkUpdates) async throws {

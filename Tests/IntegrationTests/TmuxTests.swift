@@ -154,6 +154,38 @@ struct TmuxTests {
         await daemon.stop()
     }
 
+    /// The TPM plugin puts `#{@lifeline}` where `@lifeline_position` says, once.
+    @Test func tpmPluginPlacesTheOptionOnce() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let lab = try TmuxLab()
+        defer { lab.killAll() }
+        try lab.startServer("tpm", statusLine: false)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("packaging/tmux/lifeline.tmux").path
+        func option(_ name: String) throws -> String {
+            let out = try lab.tmux(["-L", "tpm", "show-options", "-gv", name]).stdout
+            return out.hasSuffix("\n") ? String(out.dropLast()) : out
+        }
+        func plugin() throws {
+            let r = try lab.tmux(["-L", "tpm", "run-shell", script])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let right = try option("status-right"), left = try option("status-left")
+        try plugin()  // no position set: nothing changes
+        #expect(try option("status-right") == right)
+        #expect(try option("status-left") == left)
+
+        try lab.tmux(["-L", "tpm", "set-option", "-g", "@lifeline_position", "right"])
+        try plugin()
+        try plugin()
+        #expect(try option("status-right") == "#{@lifeline} " + right)
+
+        try lab.tmux(["-L", "tpm", "set-option", "-g", "@lifeline_position", "left"])
+        try plugin()
+        try plugin()
+        #expect(try option("status-left") == left + " #{@lifeline} ")
+    }
+
     /// `watch --format waybar`: one JSON object per line, `class` = the state;
     /// `--format i3bar`: header, `[`, then one array of blocks per line.
     @Test func watchPrintsWaybarAndI3barLines() async throws {
@@ -299,10 +331,11 @@ final class TmuxLab: @unchecked Sendable {
                 (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 
-    func startServer(_ name: String) throws {
+    func startServer(_ name: String, statusLine: Bool = true) throws {
         servers.append(name)
         let r = try tmux(["-L", name, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "100", "-y", "8", "sleep infinity"])
         guard r.status == 0 else { throw Failure("tmux -L \(name) new-session: \(r.stderr)") }
+        guard statusLine else { return }
         try tmux(["-L", name, "set-option", "-g", "status-left", ""])
         try tmux(["-L", name, "set-option", "-g", "status-right", "#{@lifeline}"])
         try tmux(["-L", name, "set-option", "-g", "status-right-length", "90"])
