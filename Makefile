@@ -3,12 +3,12 @@
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # Libraries the daemon links (pkg-config names them to SwiftPM).
-BUILD_PACKAGES = pkg-config
+BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev
 # Real components the integration tests drive.
-TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 tmux
+TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin libglib2.0-bin coreutils tmux
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
 
-.PHONY: run build release test bench deps test-deps clean
+.PHONY: run build release test bench fuzz deps test-deps clean
 
 run: deps release
 	.build/release/lifeline daemon
@@ -25,14 +25,21 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline
 
+# Tests run one at a time: several assert latency bounds (a sink delivers within
+# 10 ms, tmux redraws within 100 ms) that parallel tests on two cores would blur.
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --no-parallel
 
 bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
 	@for script in bench/*.sh; do echo "== $$script"; bash "$$script" || exit 1; done
+
+# libFuzzer on the netlink parser (toolchain only); FUZZ_SECONDS per run.
+FUZZ_SECONDS ?= 60
+fuzz: test-deps
+	bash fuzz/netlink.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf .build

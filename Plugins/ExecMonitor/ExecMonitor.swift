@@ -23,21 +23,26 @@ import SystemPackage
 ///   without a slash is looked up in `PATH`.
 /// - `role` (`"reachability"` or `"link"`, default `"reachability"`): whether the
 ///   program speaks for the internet (like the probe) or for the route (like netlink).
+/// - `checks` (bool, default false): the program can check on demand; each check
+///   request (a route change, `Check()`, "Check now" on the toast) writes the line
+///   `check` to its standard input, and `lifeline check` waits for its next line.
 public struct ExecMonitor: Monitor {
     public struct Config: Codable, Sendable, Equatable {
         public var command: [String]
         public var role: Role = .reachability
+        public var checks = false
 
         public enum Role: String, Codable, Sendable, CaseIterable {
             case reachability, link
         }
 
-        public init(command: [String], role: Role = .reachability) {
+        public init(command: [String], role: Role = .reachability, checks: Bool = false) {
             self.command = command
             self.role = role
+            self.checks = checks
         }
 
-        enum CodingKeys: String, CodingKey { case command, role }
+        enum CodingKeys: String, CodingKey { case command, role, checks }
 
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -48,6 +53,7 @@ public struct ExecMonitor: Monitor {
                 }
                 role = r
             }
+            checks = try c.decodeIfPresent(Bool.self, forKey: .checks) ?? checks
             if command.isEmpty || command[0].isEmpty {
                 throw ConfigValueError(key: "command", "must name a program: command = [\"/path/to/program\", \"arg\"]")
             }
@@ -69,8 +75,13 @@ public struct ExecMonitor: Monitor {
 
     public struct Exited: Error, CustomStringConvertible {
         public var command: String
-        public var status: String
-        public var description: String { "\(command) exited (\(status))" }
+        public var status: TerminationStatus
+        public var description: String {
+            switch status {
+            case .exited(let code): "\(command) exited with status \(code)"
+            case .signaled(let signal): "\(command) was killed by signal \(signal)"
+            }
+        }
     }
 
     public func run(handle: MonitorHandle) async throws {
@@ -81,14 +92,25 @@ public struct ExecMonitor: Monitor {
         options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: .seconds(2))]
         let role = config.role
         let logger = context.logger
+        let checkRequests = config.checks ? handle.checkRequests() : nil
         let result = try await Subprocess.run(
             executable,
             arguments: Arguments(Array(config.command.dropFirst())),
             platformOptions: options,
-            input: .none,
+            input: .inputWriter,
             output: .sequence,
             error: .currentStandardError
         ) { execution in
+            let writer = execution.standardInputWriter
+            // Check requests become "check" lines on the program's stdin, for as
+            // long as its output is being read.
+            let forwarding = Task {
+                guard let checkRequests else { _ = try? await writer.finish(); return }
+                for await _ in checkRequests {
+                    guard (try? await writer.write("check\n")) != nil else { break }
+                }
+            }
+            defer { forwarding.cancel() }
             var lines = LineSplitter(maxLength: Self.maxLineLength)
             var number = 0
             for try await buffer in execution.standardOutput {
@@ -107,7 +129,7 @@ public struct ExecMonitor: Monitor {
                 }
             }
         }
-        throw Exited(command: program, status: "\(result.terminationStatus)")
+        throw Exited(command: program, status: result.terminationStatus)
     }
 }
 

@@ -180,6 +180,7 @@ struct Pusher {
     private mutating func push(_ text: String, to targets: [TmuxSocket]) async {
         let tmux = sink.tmux
         let runner = sink.runner
+        let started = ContinuousClock.now
         let outcomes = await withTaskGroup(of: (TmuxSocket, CommandRunner.Outcome).self) { group in
             for socket in targets {
                 group.addTask {
@@ -190,6 +191,8 @@ struct Pusher {
             for await outcome in group { all.append(outcome) }
             return all
         }
+        let took = ContinuousClock.now - started
+        sink.context.logger.debug("@lifeline set on \(outcomes.count { $0.1 == .ok(output: "") }) of \(targets.count) servers in \(took.microseconds / 1000) ms")
         for (socket, outcome) in outcomes {
             switch outcome {
             case .ok:

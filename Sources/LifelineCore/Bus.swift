@@ -47,6 +47,8 @@ public final class Bus: BusControl, Sendable {
         var armedAt: Moment?
         var checkListeners: [UInt64: AsyncStream<Void>.Continuation] = [:]
         var reachabilityWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// Reachability observations so far, so a check can wait for one newer than its request.
+        var reachabilityCount: UInt64 = 0
         var nextID: UInt64 = 0
     }
 
@@ -113,7 +115,8 @@ public final class Bus: BusControl, Sendable {
             s.stamp &+= 1
             s.inputs[slot * 2 + observation.role.rawValue] = Decision.Input(observation, stamp: s.stamp)
             decideAndApply(&s)
-            guard observation.role == .reachability, !s.reachabilityWaiters.isEmpty else { return [] }
+            guard observation.role == .reachability else { return [] }
+            s.reachabilityCount += 1
             defer { s.reachabilityWaiters.removeAll() }
             return Array(s.reachabilityWaiters.values)
         }
@@ -155,7 +158,7 @@ public final class Bus: BusControl, Sendable {
             s.current.reason = v.reason
             s.current.rttMs = v.rttMs ?? -1
             s.current.metered = v.metered
-            post(Self.update(for: s, isTransition: false), in: s)
+            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: time.now())
             let since = wallClock() - heldFor.microseconds
@@ -166,7 +169,7 @@ public final class Bus: BusControl, Sendable {
             )
             trackOutage(&s)
             logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])
-            post(Self.update(for: s, isTransition: true), in: s)
+            post(Self.update(for: s, isTransition: true), to: s.mailboxes)
         }
     }
 
@@ -194,8 +197,8 @@ public final class Bus: BusControl, Sendable {
         Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil)
     }
 
-    private func post(_ update: Update, in s: State) {
-        for mailbox in s.mailboxes { mailbox.post(update) }
+    private func post(_ update: Update, to mailboxes: [Mailbox]) {
+        for mailbox in mailboxes { mailbox.post(update) }
     }
 
     // MARK: Debounce timer
@@ -258,12 +261,12 @@ public final class Bus: BusControl, Sendable {
     }
 
     public func check(timeout: Duration) async -> StateEvent {
-        let hasChecker = state.withLock { !$0.checkListeners.isEmpty }
+        let (hasChecker, seen) = state.withLock { (!$0.checkListeners.isEmpty, $0.reachabilityCount) }
         if hasChecker {
             await withTaskGroup(of: Void.self) { group in
                 let time = self.time
                 let deadline = time.now().advanced(by: timeout)
-                group.addTask { await self.nextReachabilityObservation() }
+                group.addTask { await self.reachabilityObservation(after: seen) }
                 group.addTask { try? await time.sleep(deadline) }
                 requestCheck()
                 await group.next()
@@ -278,19 +281,20 @@ public final class Bus: BusControl, Sendable {
         }
     }
 
-    private func nextReachabilityObservation() async {
+    /// Returns once a reachability observation newer than the `seen`-th arrived.
+    private func reachabilityObservation(after seen: UInt64) async {
         let id = state.withLock { s in
             s.nextID += 1
             return s.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let cancelled = state.withLock { s in
-                    if Task.isCancelled { return true }
+                let done = state.withLock { s in
+                    if Task.isCancelled || s.reachabilityCount > seen { return true }
                     s.reachabilityWaiters[id] = c
                     return false
                 }
-                if cancelled { c.resume() }
+                if done { c.resume() }
             }
         } onCancel: {
             state.withLock { $0.reachabilityWaiters.removeValue(forKey: id) }?.resume()
@@ -300,7 +304,7 @@ public final class Bus: BusControl, Sendable {
     public func mute(for duration: Duration) {
         state.withLock { s in
             s.mutedUntil = wallClock() + duration.microseconds
-            post(Self.update(for: s, isTransition: false), in: s)
+            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         }
     }
 }

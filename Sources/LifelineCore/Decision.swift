@@ -9,7 +9,8 @@
 ///    the state is `offline`: no route beats any probe result.
 /// 2. Otherwise the freshest reachability observation decides (a probe that just
 ///    answered is worth more than NetworkManager's five-minute-old verdict).
-/// 3. With no reachability monitor, a usable link means `online`.
+/// 3. With no reachability monitor, a usable link means `online` (or what the
+///    link monitor itself reported).
 public enum Decision {
     public struct Input: Sendable {
         public var observation: Observation
@@ -57,7 +58,9 @@ public enum Decision {
             return v
         }
         if let link = newestUsableLink {
-            return verdict(from: link.observation, state: .online, metered: metered)
+            // netlink says `online` for "a usable route"; a third-party link monitor
+            // may know more (an exec monitor reporting `portal`), so take its word.
+            return verdict(from: link.observation, state: link.observation.state, metered: metered)
         }
         return nil
     }

@@ -8,6 +8,13 @@ public struct OutageRecord: Sendable, Equatable {
     public var worst: ConnectivityState
     public var reason: String
 
+    public init(start: Int64, end: Int64?, worst: ConnectivityState, reason: String) {
+        self.start = start
+        self.end = end
+        self.worst = worst
+        self.reason = reason
+    }
+
     public func duration(now: Int64) -> Duration {
         .microseconds((end ?? now) - start)
     }

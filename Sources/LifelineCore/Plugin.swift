@@ -41,6 +41,11 @@ public protocol Sink: Sendable {
     /// How updates wait for this sink; `.latest` unless it must see every transition.
     static var delivery: DeliveryPolicy { get }
     init(config: Config, context: PluginContext) throws
+    /// Called once when the daemon starts, before any monitor or sink runs, for
+    /// what must be settled first: the D-Bus sink claims the bus name here, so a
+    /// second daemon stops (`PluginFatalError`) before touching the state file.
+    /// Any other error is logged and the daemon goes on (`run` retries).
+    static func prepare(config: Config, context: PluginContext) async throws
     /// Reads updates until the sequence ends (shutdown or reload). The first
     /// update is the current state. Throwing makes the supervisor restart it.
     func run(updates: SinkUpdates) async throws
@@ -48,6 +53,21 @@ public protocol Sink: Sendable {
 
 extension Sink {
     public static var delivery: DeliveryPolicy { .latest }
+    public static func prepare(config: Config, context: PluginContext) async throws {}
+}
+
+/// Thrown by a plugin (from `prepare` or `run`) when the daemon cannot go on and
+/// a restart of the plugin would not help: another daemon owns the bus name, the
+/// session bus is gone. The supervisor does not restart the plugin; the daemon
+/// logs `message` and exits with `exitCode` (systemd decides what comes next).
+public struct PluginFatalError: Error, Sendable, CustomStringConvertible {
+    public var exitCode: Int32
+    public var message: String
+    public init(exitCode: Int32, _ message: String) {
+        self.exitCode = exitCode
+        self.message = message
+    }
+    public var description: String { message }
 }
 
 /// A configuration error found while building a plugin from a valid-looking

@@ -53,6 +53,13 @@ public struct Outage: Sendable, Equatable {
     /// When `online` came back (µs since the epoch); nil while the outage lasts.
     public var endedAt: Int64?
 
+    public init(id: UInt64, since: Int64, worst: ConnectivityState, endedAt: Int64? = nil) {
+        self.id = id
+        self.since = since
+        self.worst = worst
+        self.endedAt = endedAt
+    }
+
     public var isOver: Bool { endedAt != nil }
 }
 

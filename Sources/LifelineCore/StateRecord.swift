@@ -17,22 +17,35 @@ public struct StateRecord: Sendable, Equatable {
 
     /// Nil when the text is not a state record (missing or mistyped field, bad JSON).
     public static func parse(_ bytes: some Collection<UInt8>) -> StateRecord? {
-        guard let fields = FlatJSON.parse(Array(bytes)) else { return nil }
-        guard case .string(let stateText)? = fields["state"], let state = ConnectivityState(rawValue: stateText),
-              case .string(let previousText)? = fields["previous"], let previous = ConnectivityState(rawValue: previousText),
-              let since = fields["since"]?.int64,
-              case .string(let interface)? = fields["interface"],
-              case .string(let kindText)? = fields["kind"], let kind = InterfaceKind(rawValue: kindText),
-              case .string(let reason)? = fields["reason"],
-              let rtt = fields["rtt_ms"]?.double,
-              case .bool(let metered)? = fields["metered"],
-              let sequence = fields["sequence"]?.int64, sequence >= 0,
-              let pid = fields["pid"]?.int64, pid > 0, pid <= Int64(Int32.max)
+        // Fields land in plain variables, not a dictionary: a `[String: Value]`
+        // costs this short-lived process generic-metadata and conformance lookups
+        // that take longer than the parse itself.
+        var state: ConnectivityState?, previous: ConnectivityState?, kind: InterfaceKind?
+        var since: Int64?, sequence: Int64?, pid: Int64?, mutedUntil: Int64 = 0
+        var interface: String?, reason: String?, rtt: Double?, metered: Bool?
+        let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
+            switch (key, value) {
+            case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
+            case ("previous", .string(let s)): previous = ConnectivityState(rawValue: s)
+            case ("since", _): since = value.int64
+            case ("interface", .string(let s)): interface = s
+            case ("kind", .string(let s)): kind = InterfaceKind(rawValue: s)
+            case ("reason", .string(let s)): reason = s
+            case ("rtt_ms", _): rtt = value.double
+            case ("metered", .bool(let b)): metered = b
+            case ("sequence", _): sequence = value.int64
+            case ("pid", _): pid = value.int64
+            case ("muted_until", _): mutedUntil = value.int64 ?? 0
+            default: break
+            }
+        }
+        guard wellFormed, let state, let previous, let since, let interface, let kind, let reason, let rtt,
+              let metered, let sequence, sequence >= 0, let pid, pid > 0, pid <= Int64(Int32.max)
         else { return nil }
         let event = StateEvent(
             state: state, previous: previous, since: since, interface: interface, kind: kind,
             reason: reason, rttMs: rtt, metered: metered, sequence: UInt64(sequence))
-        return StateRecord(event: event, pid: Int32(pid), mutedUntil: fields["muted_until"]?.int64 ?? 0)
+        return StateRecord(event: event, pid: Int32(pid), mutedUntil: mutedUntil)
     }
 }
 
@@ -60,8 +73,15 @@ public enum FlatJSON {
     }
 
     public static func parse(_ bytes: [UInt8]) -> [String: Value]? {
+        var out: [String: Value] = [:]
+        return forEachMember(bytes) { out[$0] = $1 } ? out : nil
+    }
+
+    /// Calls `body` for each member in order; false when the text is not one
+    /// well-formed object (members already seen were still passed to `body`).
+    public static func forEachMember(_ bytes: [UInt8], _ body: (String, Value) -> Void) -> Bool {
         var reader = Reader(bytes: bytes)
-        return reader.object()
+        return reader.object(body)
     }
 
     private struct Reader {
@@ -70,24 +90,23 @@ public enum FlatJSON {
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
-        mutating func object() -> [String: Value]? {
-            var out: [String: Value] = [:]
+        mutating func object(_ body: (String, Value) -> Void) -> Bool {
             skipSpace()
-            guard take(UInt8(ascii: "{")) else { return nil }
+            guard take(UInt8(ascii: "{")) else { return false }
             skipSpace()
-            if take(UInt8(ascii: "}")) { return atEnd() ? out : nil }
+            if take(UInt8(ascii: "}")) { return atEnd() }
             while true {
                 skipSpace()
-                guard let key = string() else { return nil }
+                guard let key = string() else { return false }
                 skipSpace()
-                guard take(UInt8(ascii: ":")) else { return nil }
+                guard take(UInt8(ascii: ":")) else { return false }
                 skipSpace()
-                guard let value = value() else { return nil }
-                out[key] = value
+                guard let value = value() else { return false }
+                body(key, value)
                 skipSpace()
                 if take(UInt8(ascii: ",")) { continue }
-                guard take(UInt8(ascii: "}")) else { return nil }
-                return atEnd() ? out : nil
+                guard take(UInt8(ascii: "}")) else { return false }
+                return atEnd()
             }
         }
 

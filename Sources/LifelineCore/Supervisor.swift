@@ -49,13 +49,17 @@ public struct Supervised: Service {
                 why = "stopped"
             } catch is CancellationError {
                 return
+            } catch let fatal as PluginFatalError {
+                // Not restarted: the daemon stops with the plugin's exit code.
+                throw fatal
             } catch {
                 if Task.isCancelled { return }
                 why = "failed: \(error)"
             }
             if started.duration(to: clock.now) >= backoff.maximum { delay = backoff.initial }
             logger.error("\(name) \(why); restarting in \(DurationText.format(delay))")
-            try await Task.sleep(for: delay)
+            // Shutdown during the back-off is a normal end, not a failure.
+            do { try await Task.sleep(for: delay) } catch { return }
             delay = min(delay * 2, backoff.maximum)
             attempt += 1
         }

@@ -24,6 +24,10 @@ public struct Verdict: Sendable, Equatable {
     public struct Key: Hashable, Sendable {
         public var state: ConnectivityState
         public var interface: String
+        public init(state: ConnectivityState, interface: String) {
+            self.state = state
+            self.interface = interface
+        }
     }
 
     public var key: Key { Key(state: state, interface: interface) }

@@ -11,6 +11,10 @@ public enum Daemon {
         case failure = 1
         case badConfig = 2
         case alreadyRunning = 3
+
+        init(fatal: PluginFatalError) {
+            self = ExitCode(rawValue: fatal.exitCode) ?? .failure
+        }
     }
 
     public static func run(configPath: String?, logger: Logger) async -> ExitCode {
@@ -28,6 +32,18 @@ public enum Daemon {
         }
 
         let bus = Bus(clock: ContinuousClock(), debounce: config.debounce, logger: logger)
+        // Sinks settle what must come first (the D-Bus name) before anything runs.
+        for sink in config.sinks {
+            guard let prepare = sink.prepare else { continue }
+            do {
+                try await prepare(PluginContext(name: sink.name, logger: logger.with(plugin: sink.name), paths: paths, control: bus))
+            } catch let fatal as PluginFatalError {
+                logger.critical("\(fatal.message)")
+                return ExitCode(fatal: fatal)
+            } catch {
+                logger.error("\(sink.name): \(error)")
+            }
+        }
         let stateFile = ConfiguredPlugin.sink(StateFileSink.self, config: .init(), index: -1)
             .service(bus, PluginContext(name: "state file", logger: logger, paths: paths, control: bus))
         let host = PluginHost(bus: bus, config: config, paths: paths, logger: logger, reload: load)
@@ -41,6 +57,10 @@ public enum Daemon {
         )
         do {
             try await group.run()
+        } catch let fatal as PluginFatalError {
+            logger.critical("\(fatal.message)")
+            bus.shutdown()
+            return ExitCode(fatal: fatal)
         } catch {
             logger.critical("daemon stopped: \(error)")
             bus.shutdown()

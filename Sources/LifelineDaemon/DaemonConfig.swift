@@ -40,6 +40,8 @@ public struct ConfiguredPlugin: Sendable {
     /// The typed config, for `config show`.
     public let config: any Codable & Sendable
     let service: @Sendable (Bus, PluginContext) -> PluginInstance
+    /// The sink's `prepare`, run once at daemon start (nil for monitors).
+    var prepare: (@Sendable (PluginContext) async throws -> Void)?
 
     static func monitor<M: Monitor>(_ type: M.Type, config: M.Config, index: Int) -> ConfiguredPlugin {
         let name = "monitor #\(index + 1) (\(M.kind))"
@@ -53,14 +55,14 @@ public struct ConfiguredPlugin: Sendable {
 
     static func sink<S: Sink>(_ type: S.Type, config: S.Config, index: Int) -> ConfiguredPlugin {
         let name = "sink #\(index + 1) (\(S.kind))"
-        return ConfiguredPlugin(role: .sink, kind: S.kind, name: name, config: config) { bus, context in
+        return ConfiguredPlugin(role: .sink, kind: S.kind, name: name, config: config, service: { bus, context in
             let mailbox = bus.attachSink(policy: S.delivery)
             return PluginInstance(name: name, context: context, release: { bus.detachSink(mailbox) }) { attempt in
                 // A restarted sink starts again from the state it saw last.
                 if attempt > 0 { mailbox.replayLast() }
                 try await S(config: config, context: context).run(updates: SinkUpdates(mailbox))
             }
-        }
+        }, prepare: { context in try await S.prepare(config: config, context: context) })
     }
 }
 

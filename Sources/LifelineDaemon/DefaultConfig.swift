@@ -7,8 +7,14 @@ public enum DefaultConfig {
         down = "2s"
         up = "1s"
 
+        [[monitor]]
+        kind = "netlink"
+
         [[sink]]
         kind = "log"
+
+        [[sink]]
+        kind = "dbus"
 
         [[sink]]
         kind = "tmux"

@@ -2,6 +2,7 @@ import LifelineConfig
 import LifelineCore
 import Logging
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// Runs the configured monitors and sinks, each a supervised `Service` in one
@@ -32,7 +33,7 @@ final class PluginHost: Service {
                 for await _ in await UnixSignalsSequence(trapping: .sighup) { hangup.yield() }
             }
             try await withGracefulShutdownHandler {
-                try await runGenerations(hangups: hangups)
+                try await runGenerations(hangups: hangups, stop: hangup)
             } onGracefulShutdown: {
                 hangup.finish()
             }
@@ -40,7 +41,10 @@ final class PluginHost: Service {
         }
     }
 
-    private func runGenerations(hangups: AsyncStream<Void>) async throws {
+    /// `stop` ends `hangups` early when a generation fails for good (a plugin
+    /// threw `PluginFatalError`); the failure is then thrown to the daemon.
+    private func runGenerations(hangups: AsyncStream<Void>, stop: AsyncStream<Void>.Continuation) async throws {
+        let failure = FatalBox()
         var config = initial
         var signals = hangups.makeAsyncIterator()
         var running = true
@@ -55,10 +59,20 @@ final class PluginHost: Service {
             let group = ServiceGroup(services: services, logger: logger)
             logger.info("running \(config.monitors.count) monitors and \(config.sinks.count) sinks from \(config.source)")
             try await withThrowingTaskGroup(of: Void.self) { g in
-                g.addTask { try await group.run() }
-                // Wait for a reload that yields a valid config, or for shutdown.
+                g.addTask {
+                    do {
+                        try await group.run()
+                    } catch {
+                        // Supervised plugins restart on ordinary errors: this one ends the daemon.
+                        failure.value.withLock { $0 = (error as? PluginFatalError) ?? PluginFatalError(exitCode: 1, "\(error)") }
+                        stop.finish()
+                        throw error
+                    }
+                }
+                // Wait for a reload that yields a valid config, for shutdown, or for a fatal failure.
                 while true {
                     guard await signals.next() != nil else {
+                        if let fatal = failure.value.withLock({ $0 }) { throw fatal }
                         running = false
                         break
                     }
@@ -77,6 +91,11 @@ final class PluginHost: Service {
             bus.debounce = config.debounce
         }
     }
+}
+
+/// The error that ended a generation, handed from its task to the host loop.
+private final class FatalBox: Sendable {
+    let value = Mutex<PluginFatalError?>(nil)
 }
 
 extension Logger {

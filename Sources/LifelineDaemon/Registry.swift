@@ -1,6 +1,8 @@
+import DBusSink
 import ExecMonitor
 import LifelineCore
 import LogSink
+import NetlinkMonitor
 import TmuxSink
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
@@ -9,10 +11,12 @@ import TmuxSink
 public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,
+        NetlinkMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [
         LogSink.self,
+        DBusSink.self,
         TmuxSink.self,
     ]
 

@@ -1,6 +1,8 @@
 import ArgumentParser
+import DBusSink
 import Glibc
 import LifelineCore
+import LifelineDBus
 
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +12,9 @@ struct WatchCommand: ParsableCommand {
             Formats: plain, json (every field), i3bar (i3bar/swaybar protocol: header, then one \
             status line per change), waybar (one object per line for a custom module with \
             return-type json), or a template with status --format fields, e.g. '{icon} {state}'.
-            Each line is written at once (no buffering). While no daemon runs it shows 'unknown'.
+            Changes come from the daemon's StateChanged signal on the session bus, else from the \
+            runtime state file. Each line is written at once (no buffering). While no daemon runs \
+            it shows 'unknown'.
             """
     )
 
@@ -29,27 +33,87 @@ struct WatchCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         for line in format.header { Self.emit(line) }
         var last: String?
-        try Self.source(paths: .fromEnvironment()).run { event in
-            let line = format.line(event, now: WallClock.micros())
-            guard line != last else { return }
-            last = line
-            Self.emit(line)
+        do {
+            try Self.source(paths: .fromEnvironment()).run { event in
+                let line = format.line(event, now: WallClock.micros())
+                guard line != last else { return }
+                last = line
+                Self.emit(line)
+            }
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
         }
     }
 
-    /// Where changes come from. Only the state file here; a D-Bus `StateChanged`
-    /// source, when the daemon has one, is preferred (it needs no file system).
+    /// Where changes come from: the daemon's D-Bus signal when it answers on the
+    /// session bus (no file system involved, every transition in order); else the
+    /// runtime state file, which every daemon writes, D-Bus or not.
     static func source(paths: Paths) -> any WatchSource {
-        StateFileSource(path: paths.stateFile)
+        if let client = try? DaemonClient.connect(), (try? client.status()) != nil {
+            return DBusWatchSource(client: client)
+        }
+        return StateFileSource(path: paths.stateFile)
     }
 
     /// One line, written straight to the file descriptor: a bar reading a pipe sees
     /// it at once (stdout through a pipe is otherwise block-buffered).
     static func emit(_ line: String) {
+        if !writeLine(line) { Glibc.exit(0) }  // the reader is gone
+    }
+}
+
+/// Changes as `StateChanged` signals of org.lifeline.Lifeline1; the daemon leaving
+/// or coming back is seen through `NameOwnerChanged`.
+struct DBusWatchSource: WatchSource {
+    let client: DaemonClient
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func run(_ deliver: (StateEvent?) -> Void) throws {
+        let bus = client.connection
         do {
-            try Files.writeAll(1, (line + "\n").utf8, path: "standard output")
+            // Subscribe before asking for the state: nothing falls in between.
+            try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='\(Lifeline1.interfaceName)',member='StateChanged'")
+            try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Lifeline1.busName)'")
         } catch {
-            Glibc.exit(0)  // the reader is gone
+            throw Failure(description: "cannot subscribe: \(error)")
         }
+        var order = SequenceOrder()
+        func show(_ e: StateEvent?) {
+            if let e, !order.accepts(e) { return }
+            deliver(e)
+        }
+        show(try? client.status())
+        repeat {
+            while let message = bus.popMessage() {
+                if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
+                    guard let args = try? message.arguments(), args.count == 3,
+                          let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
+                    else { continue }
+                    show(event)
+                } else if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
+                    guard let args = try? message.arguments(), args.count == 3, let owner = args[2].string else { continue }
+                    // A new daemon counts its sequence from 0 again.
+                    order = SequenceOrder()
+                    show(owner.isEmpty ? nil : try? client.status())
+                }
+            }
+        } while bus.readWrite(timeoutMs: -1)
+        throw Failure(description: "lost the session bus")
+    }
+}
+
+/// Drops events older than one already shown: signals queued while `GetStatus`
+/// was answered may predate its answer.
+struct SequenceOrder {
+    private var last: UInt64?
+
+    mutating func accepts(_ e: StateEvent) -> Bool {
+        if let last, e.sequence <= last, e.sequence != 0 { return false }
+        last = e.sequence
+        return true
     }
 }

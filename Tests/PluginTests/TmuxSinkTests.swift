@@ -227,7 +227,7 @@ struct TmuxPusherTests {
     @Test func autoStaysQuietWhenANotificationServerRunsNeverAlwaysQuiet() async throws {
         let bench = try Bench()
         try bench.server("a")
-        FileManager.default.createFile(atPath: bench.dir + "/notifications", contents: Data())
+        _ = FileManager.default.createFile(atPath: bench.dir + "/notifications", contents: Data())
         var auto = Pusher(sink: bench.sink(TmuxSink.Config(alert: .auto)))
         await auto.step(update(.offline, outage: 1))
         #expect(!bench.take().contains { $0.contains("display-message") })

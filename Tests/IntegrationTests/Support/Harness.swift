@@ -109,6 +109,9 @@ final class DaemonFixture: @unchecked Sendable {
     let environment: [String: String]
     private(set) var process: Process?
     private let logURL: URL
+    /// Runs the daemon through a wrapper that execs it, e.g.
+    /// `["ip", "netns", "exec", NS]` to put it in a network namespace.
+    var commandPrefix: [String] = []
 
     init(extraEnvironment: [String: String] = [:]) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-test-\(UUID().uuidString.prefix(8))")
@@ -120,6 +123,10 @@ final class DaemonFixture: @unchecked Sendable {
         env["XDG_STATE_HOME"] = root.appendingPathComponent("state").path
         env["XDG_RUNTIME_DIR"] = root.appendingPathComponent("run").path
         env["LIFELINE_LOG_LEVEL"] = env["LIFELINE_LOG_LEVEL"] ?? "debug"
+        // A test daemon never joins the developer's real session bus (the default
+        // config has a `dbus` sink and one name per bus): tests that want D-Bus
+        // pass a private bus (`PrivateBus`) in `extraEnvironment`.
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + root.appendingPathComponent("no-session-bus").path
         for (k, v) in extraEnvironment { env[k] = v }
         environment = env
         logURL = root.appendingPathComponent("daemon.log")
@@ -145,8 +152,13 @@ final class DaemonFixture: @unchecked Sendable {
 
     func start(arguments: [String] = ["daemon"]) throws {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.binary)
-        p.arguments = arguments
+        if let wrapper = commandPrefix.first {
+            p.executableURL = URL(fileURLWithPath: Harness.which(wrapper) ?? wrapper)
+            p.arguments = Array(commandPrefix.dropFirst()) + [Harness.binary] + arguments
+        } else {
+            p.executableURL = URL(fileURLWithPath: Harness.binary)
+            p.arguments = arguments
+        }
         p.environment = environment
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)

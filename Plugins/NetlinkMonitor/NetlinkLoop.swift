@@ -1,0 +1,285 @@
+import CNetlink
+import Glibc
+import LifelineCore
+import Logging
+
+/// The socket side of the monitor: a plain `poll()` loop on its own thread
+/// (FIELD-NOTES: the leanest; no wake-ups while nothing happens) over the
+/// multicast socket and an eventfd that stops it. It owns the `RouteTable`
+/// (confined to the thread, so no locks) and hands what the daemon must know
+/// to `emit`.
+final class NetlinkLoop: @unchecked Sendable {
+    enum Event: Sendable {
+        /// A new verdict (only when state, interface or kind changed) and/or a
+        /// request that the probe check now (a change that touches the decision).
+        case update(Observation?, check: Bool)
+        /// The loop stopped on an error; the supervisor restarts the monitor.
+        case failed(String)
+    }
+
+    struct Settings: Sendable {
+        var receiveBuffer: Int?
+        var deprioritised: NamePatterns
+        var kinds: InterfaceKinds
+        /// At most one re-dump per interval while overflows keep coming.
+        var redumpInterval: Duration = .milliseconds(500)
+    }
+
+    private let settings: Settings
+    private let logger: Logger
+    private let events: NetlinkSocket
+    private let dumps: NetlinkSocket
+    private let wakeup: Wakeup
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    // Thread-confined state.
+    private var table = RouteTable()
+    private var publishedKey: VerdictKey?
+    private var lastPrimary: RouteTable.Primary?
+    private var kindCache: (index: Int32, name: String, kind: InterfaceKind)?
+    /// Interfaces whose link and address events pass the socket filter.
+    private var watched: Set<Int32> = []
+
+    private struct VerdictKey: Equatable {
+        var state: ConnectivityState
+        var interface: String
+        var kind: InterfaceKind
+    }
+
+    init(settings: Settings, logger: Logger) throws(NetlinkSocket.Failure) {
+        self.settings = settings
+        self.logger = logger
+        let groups = LL_RTMGRP_LINK | LL_RTMGRP_IPV4_IFADDR | LL_RTMGRP_IPV6_IFADDR
+            | LL_RTMGRP_IPV4_ROUTE | LL_RTMGRP_IPV6_ROUTE
+        events = try NetlinkSocket(groups: groups, nonBlocking: true, receiveBuffer: settings.receiveBuffer)
+        dumps = try NetlinkSocket(groups: 0, nonBlocking: true)
+        wakeup = try Wakeup()
+        try events.attach(EventFilter.program(watching: []))
+        // Large enough for any rtnetlink datagram (the kernel caps them at 32 KiB).
+        buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Makes `run` return soon; safe from any thread, more than once.
+    func stop() { wakeup.signal() }
+
+    /// Dumps, publishes the first verdict, then follows the kernel until `stop()`.
+    func run(emit: (Event) -> Void) {
+        do {
+            try loop(emit: emit)
+        } catch {
+            emit(.failed("\(error)"))
+        }
+    }
+
+    private func loop(emit: (Event) -> Void) throws(NetlinkSocket.Failure) {
+        let clock = ContinuousClock()
+        table = try dump()
+        try syncWatched(refreshAll: true)
+        var lastDump = clock.now
+        evaluate(check: false, emit: emit)
+        var redumpPending = false
+        var fds = [pollfd(fd: events.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+        while true {
+            var timeout: Int32 = -1
+            if redumpPending {
+                let wait = clock.now.duration(to: lastDump.advanced(by: settings.redumpInterval))
+                // Rounded up: waking a fraction of a millisecond early would spin.
+                let ms = wait.components.seconds * 1000 + (wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+                timeout = max(0, Int32(clamping: ms))
+            }
+            fds[0].revents = 0
+            fds[1].revents = 0
+            if poll(&fds, 2, timeout) < 0 {
+                if errno == EINTR { continue }
+                throw NetlinkSocket.Failure(operation: "poll", errno: errno)
+            }
+            if fds[1].revents != 0 { return }
+            var relevant = false
+            if fds[0].revents != 0 {
+                let (touched, overflowed) = try drain()
+                relevant = touched
+                if overflowed, !redumpPending {
+                    redumpPending = true
+                    logger.warning("netlink: receive buffer overflowed (ENOBUFS), events were lost; re-dumping the kernel tables")
+                }
+            }
+            if redumpPending {
+                // While events are missing the table is not exact: publish nothing
+                // until a fresh dump, at most one per interval.
+                guard lastDump.duration(to: clock.now) >= settings.redumpInterval else { continue }
+                table = try dump()
+                try syncWatched(refreshAll: false)
+                lastDump = clock.now
+                redumpPending = false
+                logger.info("netlink: tables re-dumped after overflow")
+                evaluate(check: true, emit: emit)
+            } else if relevant {
+                try syncWatched(refreshAll: false)
+                evaluate(check: true, emit: emit)
+            }
+        }
+    }
+
+    /// Reads every queued datagram. Returns whether any message touched the
+    /// decision and whether messages were lost.
+    private func drain() throws(NetlinkSocket.Failure) -> (relevant: Bool, overflowed: Bool) {
+        var relevant = false
+        var overflowed = false
+        while true {
+            switch try events.receive(into: buffer) {
+            case .wouldBlock:
+                return (relevant, overflowed)
+            case .overflow:
+                overflowed = true
+            case .truncated(let length):
+                logger.warning("netlink: \(length)-byte datagram truncated to \(buffer.count)")
+                overflowed = true
+            case .foreign(let port):
+                logger.warning("netlink: dropped a datagram from user-space port \(port), not the kernel")
+            case .data(let count):
+                let result = NetlinkParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                for problem in result.problems { logger.warning("netlink: malformed input: \(problem)") }
+                for message in result.messages where table.apply(message) { relevant = true }
+            }
+        }
+    }
+
+    /// Links, then addresses, then routes, into a fresh table. A dump the kernel
+    /// marks interrupted (NLM_F_DUMP_INTR: the tables changed meanwhile) is repeated.
+    private func dump() throws(NetlinkSocket.Failure) -> RouteTable {
+        for attempt in 1...5 {
+            var fresh = RouteTable()
+            var consistent = true
+            for type in [LL_RTM_GETLINK, LL_RTM_GETADDR, LL_RTM_GETROUTE] {
+                let (messages, complete) = try dumpMessages(type)
+                consistent = consistent && complete
+                for message in messages { fresh.apply(message) }
+            }
+            if consistent { return fresh }
+            logger.debug("netlink: dump attempt \(attempt) was interrupted by changes; repeating")
+        }
+        throw NetlinkSocket.Failure(operation: "dump (interrupted 5 times)", errno: EAGAIN)
+    }
+
+    /// Lets the link and address events of every interface a default route
+    /// uses through the socket filter, and re-reads those that were not
+    /// watched (the filter dropped their events, so what the table knows of
+    /// them may be old). Watching starts before the re-read: no change is
+    /// missed in between. An interface stays watched until it is deleted, so a
+    /// route that flaps costs no re-read.
+    private func syncWatched(refreshAll: Bool) throws(NetlinkSocket.Failure) {
+        let next = watched.filter { table.links[$0] != nil }.union(table.nextHopIndexes)
+        let added = refreshAll ? next : next.subtracting(watched)
+        if next != watched {
+            try events.attach(EventFilter.program(watching: next))
+            watched = next
+        }
+        guard !added.isEmpty else { return }
+        for attempt in 1...5 {
+            let (links, linksComplete) = try dumpMessages(LL_RTM_GETLINK)
+            let (addresses, addressesComplete) = try dumpMessages(LL_RTM_GETADDR)
+            if (linksComplete && addressesComplete) || attempt == 5 {
+                table.refresh(added, from: links + addresses)
+                return
+            }
+        }
+    }
+
+    /// One dump on the dump socket; `complete` is false when the kernel marked
+    /// it interrupted or replies were lost.
+    private func dumpMessages(_ type: UInt16) throws(NetlinkSocket.Failure) -> (messages: [NetlinkMessage], complete: Bool) {
+        let sequence = try dumps.requestDump(type: type)
+        var messages: [NetlinkMessage] = []
+        var complete = true
+        while true {
+            guard dumps.waitReadable(timeoutMs: 5000) else {
+                throw NetlinkSocket.Failure(operation: "dump (no reply in 5s)", errno: ETIMEDOUT)
+            }
+            switch try dumps.receive(into: buffer) {
+            case .wouldBlock, .foreign:
+                continue
+            case .overflow, .truncated:
+                complete = false
+            case .data(let count):
+                let result = NetlinkParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                for problem in result.problems { logger.warning("netlink: malformed dump input: \(problem)") }
+                for message in result.messages where message.header.sequence == sequence {
+                    if message.header.flags & LL_NLM_F_DUMP_INTR != 0 { complete = false }
+                    switch message.body {
+                    case .done: return (messages, complete)
+                    case .error(let code) where code != 0:
+                        throw NetlinkSocket.Failure(operation: "dump \(type)", errno: -code)
+                    default: messages.append(message)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Decides and emits when the verdict changed; asks for a check when `check`.
+    private func evaluate(check: Bool, emit: (Event) -> Void) {
+        let observation: Observation
+        if let p = table.primary(deprioritised: settings.deprioritised.matches) {
+            observation = Observation(role: .link, state: .online, interface: p.name, kind: kind(p),
+                                      reason: "default route via \(p.name)")
+            lastPrimary = p
+        } else {
+            observation = Observation(role: .link, state: .offline, reason: table.offlineReason(previous: lastPrimary))
+            lastPrimary = nil
+        }
+        let key = VerdictKey(state: observation.state, interface: observation.interface, kind: observation.kind)
+        if key != publishedKey {
+            publishedKey = key
+            logger.debug("netlink: \(observation.state.rawValue) (\(observation.reason))")
+            emit(.update(observation, check: check))
+        } else if check {
+            emit(.update(nil, check: true))
+        }
+    }
+
+    private func kind(_ p: RouteTable.Primary) -> InterfaceKind {
+        if let c = kindCache, c.index == p.index, c.name == p.name { return c.kind }
+        guard let link = table.links[p.index] else { return .other }
+        let kind = settings.kinds.kind(of: link)
+        kindCache = (p.index, p.name, kind)
+        return kind
+    }
+}
+
+/// One POSIX thread running a closure; `join()` waits for it.
+final class LoopThread: @unchecked Sendable {
+    private final class Box {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    private var thread = pthread_t()
+    private var joined = false
+
+    init(name: String, _ body: @escaping @Sendable () -> Void) throws(NetlinkSocket.Failure) {
+        let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
+        let rc = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            ll_set_thread_name(box.name)
+            box.body()
+            return nil
+        }, box)
+        guard rc == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            throw NetlinkSocket.Failure(operation: "pthread_create", errno: rc)
+        }
+    }
+
+    func join() {
+        guard !joined else { return }
+        joined = true
+        pthread_join(thread, nil)
+    }
+}

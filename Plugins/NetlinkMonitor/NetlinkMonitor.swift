@@ -1,0 +1,105 @@
+import LifelineCore
+
+/// `netlink` monitor: is there a usable default route? (SPEC §2 `offline`, and
+/// `online` when no probe runs). Learns link, carrier, address and route
+/// changes from rtnetlink the moment the kernel makes them; no polling.
+///
+/// A default route is usable when it is a unicast route in the main table (IPv4
+/// or IPv6, plain or multipath) with a next hop whose interface is up and
+/// running and not loopback. The primary interface is the one of the usable
+/// default route with the lowest metric. Interfaces that never carry the
+/// default route (docker, veth, bridges, tun without a route) cannot change the
+/// state, whatever their churn: a socket filter (`EventFilter`) has the kernel
+/// drop their messages before they wake the daemon.
+///
+/// Publishes a `.link` observation when the state, interface or kind changes,
+/// and asks the probe to check at once after every change that touches the
+/// decision. On receive-buffer overflow (ENOBUFS) it re-dumps the kernel tables
+/// (at most twice a second) and publishes the exact state after.
+///
+/// Config keys:
+/// - `ignore` (array of interface-name glob patterns, default `["docker*",
+///   "veth*", "br-*", "virbr*", "vnet*", "lxcbr*", "cni*", "flannel*", "podman*"]`):
+///   only a tie-breaker between default routes of equal metric; an ignored
+///   interface that carries the only default route still counts.
+/// - `receive_buffer` (integer, bytes, default 0 = the kernel default): the
+///   event socket's receive buffer. For tests that force an overflow.
+public struct NetlinkMonitor: Monitor {
+    public struct Config: Codable, Sendable, Equatable {
+        public static let defaultIgnore = [
+            "docker*", "veth*", "br-*", "virbr*", "vnet*", "lxcbr*", "cni*", "flannel*", "podman*",
+        ]
+        public var ignore: [String] = Self.defaultIgnore
+        public var receiveBuffer: Int = 0
+
+        enum CodingKeys: String, CodingKey {
+            case ignore
+            case receiveBuffer = "receive_buffer"
+        }
+
+        public init(ignore: [String] = Self.defaultIgnore, receiveBuffer: Int = 0) {
+            self.ignore = ignore
+            self.receiveBuffer = receiveBuffer
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            ignore = try c.decodeIfPresent([String].self, forKey: .ignore) ?? ignore
+            receiveBuffer = try c.decodeIfPresent(Int.self, forKey: .receiveBuffer) ?? receiveBuffer
+            if ignore.contains(where: \.isEmpty) {
+                throw ConfigValueError(key: "ignore", "patterns must not be empty")
+            }
+            if !(0...(1 << 30)).contains(receiveBuffer) {
+                throw ConfigValueError(key: "receive_buffer", "must be between 0 (kernel default) and 1073741824 bytes, got \(receiveBuffer)")
+            }
+        }
+    }
+
+    public static let kind = "netlink"
+    public static let summary = "Watches links, addresses and routes (rtnetlink) for a usable default route."
+
+    let config: Config
+    let context: PluginContext
+    /// Where interface kinds are read from; tests point it at a fake tree.
+    var sysfsRoot = "/sys/class/net"
+
+    public init(config: Config, context: PluginContext) throws {
+        self.config = config
+        self.context = context
+    }
+
+    struct Stopped: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    public func run(handle: MonitorHandle) async throws {
+        let settings = NetlinkLoop.Settings(
+            receiveBuffer: config.receiveBuffer > 0 ? config.receiveBuffer : nil,
+            deprioritised: NamePatterns(patterns: config.ignore),
+            kinds: InterfaceKinds(sysfsRoot: sysfsRoot)
+        )
+        let loop = try NetlinkLoop(settings: settings, logger: context.logger)
+        let (events, continuation) = AsyncStream<NetlinkLoop.Event>.makeStream()
+        let thread = try LoopThread(name: "netlink") {
+            loop.run { continuation.yield($0) }
+            continuation.finish()
+        }
+        defer {
+            loop.stop()
+            thread.join()
+        }
+        try await withTaskCancellationHandler {
+            for await event in events {
+                switch event {
+                case .update(let observation, let check):
+                    if let observation { handle.publish(observation) }
+                    if check { handle.requestCheck() }
+                case .failed(let message):
+                    throw Stopped(description: message)
+                }
+            }
+        } onCancel: {
+            loop.stop()
+        }
+    }
+}

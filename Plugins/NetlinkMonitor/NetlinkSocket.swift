@@ -1,0 +1,141 @@
+import CNetlink
+import Glibc
+
+/// An rtnetlink socket (one `final class` per descriptor, closed in `deinit`).
+/// The monitor uses two: a non-blocking one subscribed to the multicast
+/// groups, and one for dumps, so a dump's replies never interleave with events.
+final class NetlinkSocket: @unchecked Sendable {
+    struct Failure: Error, CustomStringConvertible {
+        var operation: String
+        var errno: Int32
+        var description: String { "netlink \(operation): \(String(cString: strerror(errno)))" }
+    }
+
+    let fd: Int32
+    private var sequence: UInt32 = 0
+
+    /// - Parameters:
+    ///   - groups: `RTMGRP_*` bits to join (0 for the dump socket).
+    ///   - receiveBuffer: bytes for SO_RCVBUF; nil keeps the kernel default.
+    ///     SO_RCVBUFFORCE (root) is tried first so a test can force a tiny one.
+    init(groups: UInt32, nonBlocking: Bool, receiveBuffer: Int? = nil) throws(Failure) {
+        var type = Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        fd = socket(LL_AF_NETLINK, type, LL_NETLINK_ROUTE)
+        guard fd >= 0 else { throw Failure(operation: "socket", errno: errno) }
+        if let size = receiveBuffer {
+            var value = Int32(clamping: size)
+            let length = socklen_t(MemoryLayout<Int32>.size)
+            if setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &value, length) != 0,
+               setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, length) != 0 {
+                let e = errno
+                close(fd)
+                throw Failure(operation: "SO_RCVBUF \(size)", errno: e)
+            }
+        }
+        var address = sockaddr_nl()
+        address.nl_family = sa_family_t(LL_AF_NETLINK)
+        address.nl_groups = groups
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+            }
+        }
+        guard bound == 0 else {
+            let e = errno
+            close(fd)
+            throw Failure(operation: "bind", errno: e)
+        }
+    }
+
+    deinit { close(fd) }
+
+    enum Receive {
+        case data(Int)
+        case wouldBlock
+        /// ENOBUFS: the kernel dropped messages for us. Our state is stale.
+        case overflow
+        /// A datagram longer than the buffer (MSG_TRUNC): also lost data.
+        case truncated(Int)
+        /// Not from the kernel (port id ≠ 0): dropped.
+        case foreign(UInt32)
+    }
+
+    func receive(into buffer: UnsafeMutableRawBufferPointer) throws(Failure) -> Receive {
+        while true {
+            var from = sockaddr_nl()
+            var fromLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
+            let n = withUnsafeMutablePointer(to: &from) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC), $0, &fromLength)
+                }
+            }
+            if n < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK: return .wouldBlock
+                case ENOBUFS: return .overflow
+                default: throw Failure(operation: "recv", errno: errno)
+                }
+            }
+            if n > buffer.count { return .truncated(n) }
+            if from.nl_pid != 0 { return .foreign(from.nl_pid) }
+            return .data(n)
+        }
+    }
+
+    /// Sends a dump request (`RTM_GET*` with NLM_F_DUMP) and returns its sequence number.
+    func requestDump(type: UInt16) throws(Failure) -> UInt32 {
+        sequence &+= 1
+        // nlmsghdr (16) + rtgenmsg (1), padded to 4: the kernel accepts rtgenmsg
+        // for every RTM_GET* dump and AF_UNSPEC means all families.
+        var request = [UInt8](repeating: 0, count: Int(ll_nlmsg_align(LL_NLMSG_HDRLEN + LL_SIZEOF_RTGENMSG)))
+        let length = UInt32(request.count)
+        let flags = LL_NLM_F_REQUEST | LL_NLM_F_DUMP
+        let seq = sequence
+        request.withUnsafeMutableBytes { b in
+            b.storeBytes(of: length, toByteOffset: 0, as: UInt32.self)
+            b.storeBytes(of: type, toByteOffset: 4, as: UInt16.self)
+            b.storeBytes(of: flags, toByteOffset: 6, as: UInt16.self)
+            b.storeBytes(of: seq, toByteOffset: 8, as: UInt32.self)
+        }
+        var kernel = sockaddr_nl()
+        kernel.nl_family = sa_family_t(LL_AF_NETLINK)
+        let sent = request.withUnsafeBytes { b in
+            withUnsafePointer(to: &kernel) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+                }
+            }
+        }
+        guard sent == request.count else { throw Failure(operation: "send dump request", errno: errno) }
+        return seq
+    }
+
+    /// Waits up to `timeoutMs` for the socket to be readable.
+    func waitReadable(timeoutMs: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while true {
+            let r = poll(&p, 1, timeoutMs)
+            if r < 0, errno == EINTR { continue }
+            return r > 0
+        }
+    }
+}
+
+/// An eventfd that wakes the poll loop (cancellation).
+final class Wakeup: @unchecked Sendable {
+    let fd: Int32
+
+    init() throws(NetlinkSocket.Failure) {
+        fd = ll_eventfd()
+        guard fd >= 0 else { throw NetlinkSocket.Failure(operation: "eventfd", errno: errno) }
+    }
+
+    deinit { close(fd) }
+
+    func signal() {
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+}

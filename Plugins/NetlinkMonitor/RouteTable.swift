@@ -1,0 +1,332 @@
+import CNetlink
+
+/// What the kernel's link, address and route tables say about one question:
+/// is there a usable default route, and through which interface?
+///
+/// Pure: fed parsed messages (from a dump or from multicast), no I/O. Only
+/// main-table default routes are kept; everything else cannot change the answer.
+///
+/// Kernel behaviours it models (FIELD-NOTES, checked in a netns):
+/// - An interface going down flushes its IPv4 routes with no `RTM_DELROUTE`
+///   (IPv6 deletions are announced). Removing an interface's last IPv4 address
+///   does the same; removing an address also flushes routes that use it as
+///   `prefsrc`. A multipath route only loses the dead next hop, which revives
+///   when the interface comes back up.
+/// - Carrier loss keeps the routes; the interface loses `IFF_RUNNING`. The
+///   `RTNH_F_LINKDOWN` flag in a route message is only a snapshot (no message
+///   clears it when the carrier returns), so the live link flags decide instead.
+/// - `NLM_F_REPLACE` replaces a route (maybe by a blackhole) with no delete.
+struct RouteTable: Sendable {
+    struct Link: Equatable, Sendable {
+        var index: Int32
+        var name: String
+        var flags: UInt32
+        var hardwareType: UInt16
+        var infoKind: String?
+
+        var isUsable: Bool {
+            flags & LL_IFF_UP != 0 && flags & LL_IFF_RUNNING != 0 && flags & LL_IFF_LOOPBACK == 0
+        }
+    }
+
+    struct Address: Equatable, Hashable, Sendable {
+        var family: UInt8
+        var prefixLength: UInt8
+        var bytes: [UInt8]
+    }
+
+    /// A main-table default route (any type: a blackhole default still replaces
+    /// a unicast one). Routes with the same key are what `NLM_F_REPLACE` replaces.
+    struct Route: Equatable, Sendable {
+        var family: UInt8
+        var tos: UInt8
+        var priority: UInt32
+        var type: UInt8
+        var preferredSource: [UInt8]
+        var nextHops: [Hop]
+
+        struct Hop: Equatable, Sendable {
+            var index: Int32
+            var gateway: [UInt8]
+            /// Dead because its interface went down (IPv4 multipath keeps the route).
+            var dead: Bool
+        }
+
+        func sameKey(_ other: Route) -> Bool {
+            family == other.family && tos == other.tos && priority == other.priority
+        }
+    }
+
+    /// The interface that carries the chosen default route.
+    struct Primary: Equatable, Sendable {
+        var index: Int32
+        var name: String
+        var family: UInt8
+        var priority: UInt32
+    }
+
+    private(set) var links: [Int32: Link] = [:]
+    private(set) var addresses: [Int32: Set<Address>] = [:]
+    private(set) var routes: [Route] = []
+    /// Why IPv4 routes of an interface were flushed by an address removal, for the reason line.
+    private var addressFlush: [Int32: String] = [:]
+
+    init() {}
+
+    // MARK: Feeding
+
+    /// Applies one message; returns true when it can touch the decision (a
+    /// default route changed, or an interface or address that a default route
+    /// uses did). Interfaces no default route uses (veth churn) return false.
+    @discardableResult
+    mutating func apply(_ message: NetlinkMessage) -> Bool {
+        switch message.body {
+        case .newLink(let m): return newLink(m)
+        case .deleteLink(let m): return deleteLink(m.index)
+        case .newAddress(let m):
+            guard let address = Self.address(m) else { return false }
+            let inserted = addresses[m.index, default: []].insert(address).inserted
+            return inserted && usesInterface(m.index)
+        case .deleteAddress(let m): return deleteAddress(m)
+        case .newRoute(let m):
+            guard let route = Self.defaultRoute(m) else { return false }
+            return addRoute(route, replace: message.header.flags & LL_NLM_F_REPLACE != 0)
+        case .deleteRoute(let m):
+            guard let route = Self.defaultRoute(m) else { return false }
+            return deleteRoute(route)
+        case .done, .error, .ignored:
+            return false
+        }
+    }
+
+    private mutating func newLink(_ m: LinkMessage) -> Bool {
+        let used = usesInterface(m.index)
+        let old = links[m.index]
+        let link = Link(index: m.index, name: m.name ?? old?.name ?? "if\(m.index)", flags: m.flags,
+                        hardwareType: m.hardwareType, infoKind: m.infoKind ?? old?.infoKind)
+        links[m.index] = link
+        let wasUp = (old?.flags ?? 0) & LL_IFF_UP != 0
+        let isUp = link.flags & LL_IFF_UP != 0
+        if old != nil, wasUp, !isUp { flushIPv4(on: m.index) }
+        if !wasUp, isUp { revive(m.index) }
+        let watched = LL_IFF_UP | LL_IFF_RUNNING | LL_IFF_LOOPBACK
+        let changed = old == nil || old!.name != link.name || (old!.flags ^ link.flags) & watched != 0
+        return changed && (used || usesInterface(m.index))
+    }
+
+    private mutating func deleteLink(_ index: Int32) -> Bool {
+        let used = usesInterface(index)
+        links[index] = nil
+        addresses[index] = nil
+        addressFlush[index] = nil
+        removeHops { $0.index == index }
+        return used
+    }
+
+    private mutating func deleteAddress(_ m: AddressMessage) -> Bool {
+        guard let address = Self.address(m) else { return false }
+        addresses[m.index]?.remove(address)
+        let used = usesInterface(m.index)
+        guard m.family == 2 else { return used }
+        // The kernel drops routes whose preferred source was this address…
+        routes.removeAll { $0.family == 2 && $0.preferredSource == address.bytes }
+        // …and every IPv4 route of the interface once its last IPv4 address is gone.
+        if !(addresses[m.index] ?? []).contains(where: { $0.family == 2 }) {
+            let name = links[m.index]?.name ?? "if\(m.index)"
+            addressFlush[m.index] = "address \(Self.text(address)) removed from \(name)"
+            flushIPv4(on: m.index)
+        }
+        return used
+    }
+
+    private mutating func addRoute(_ route: Route, replace: Bool) -> Bool {
+        for hop in route.nextHops { addressFlush[hop.index] = nil }
+        if replace {
+            if route.family == 10 {
+                // IPv6 keeps equal-key siblings as one ECMP route: replace them all.
+                if let first = routes.firstIndex(where: { $0.sameKey(route) }) {
+                    routes.removeAll { $0.sameKey(route) }
+                    routes.insert(route, at: min(first, routes.count))
+                    return true
+                }
+            } else if let i = routes.firstIndex(where: { $0.sameKey(route) }) {
+                routes[i] = route
+                return true
+            }
+        }
+        // A dump replayed over notifications repeats routes: keep one copy.
+        if !routes.contains(route) { routes.append(route) }
+        return true
+    }
+
+    private mutating func deleteRoute(_ route: Route) -> Bool {
+        if let i = routes.firstIndex(of: route) {
+            routes.remove(at: i)
+            return true
+        }
+        let hops = Set(route.nextHops.map { HopKey(index: $0.index, gateway: $0.gateway) })
+        if !hops.isEmpty {
+            // An IPv6 ECMP sibling deleted alone: drop just those next hops.
+            var found = false
+            for i in routes.indices where routes[i].sameKey(route) {
+                let before = routes[i].nextHops.count
+                routes[i].nextHops.removeAll { hops.contains(HopKey(index: $0.index, gateway: $0.gateway)) }
+                found = found || routes[i].nextHops.count != before
+            }
+            routes.removeAll { $0.nextHops.isEmpty && $0.type == LL_RTN_UNICAST }
+            if found { return true }
+        }
+        if let i = routes.firstIndex(where: { $0.sameKey(route) && $0.type == route.type }) {
+            routes.remove(at: i)
+        }
+        return true
+    }
+
+    private struct HopKey: Hashable {
+        var index: Int32
+        var gateway: [UInt8]
+    }
+
+    /// The silent IPv4 flush of an interface going down: single-path routes go,
+    /// multipath routes keep the hop marked dead until the interface is up again.
+    private mutating func flushIPv4(on index: Int32) {
+        for i in routes.indices where routes[i].family == 2 {
+            for h in routes[i].nextHops.indices where routes[i].nextHops[h].index == index {
+                routes[i].nextHops[h].dead = true
+            }
+        }
+        routes.removeAll { $0.family == 2 && !$0.nextHops.isEmpty && $0.nextHops.allSatisfy(\.dead) }
+    }
+
+    private mutating func revive(_ index: Int32) {
+        for i in routes.indices where routes[i].family == 2 {
+            for h in routes[i].nextHops.indices where routes[i].nextHops[h].index == index {
+                routes[i].nextHops[h].dead = false
+            }
+        }
+    }
+
+    private mutating func removeHops(where predicate: (Route.Hop) -> Bool) {
+        for i in routes.indices { routes[i].nextHops.removeAll(where: predicate) }
+        routes.removeAll { $0.nextHops.isEmpty && $0.type == LL_RTN_UNICAST }
+    }
+
+    /// Interfaces some default route goes through.
+    var nextHopIndexes: Set<Int32> {
+        Set(routes.flatMap { $0.nextHops.map(\.index) }.filter { $0 > 0 })
+    }
+
+    /// Replaces what is known of `indexes` by a fresh link and address dump
+    /// (for interfaces whose events the socket filter was dropping).
+    mutating func refresh(_ indexes: Set<Int32>, from dumped: [NetlinkMessage]) {
+        for index in indexes {
+            var link: LinkMessage?
+            var fresh: Set<Address> = []
+            for message in dumped {
+                switch message.body {
+                case .newLink(let m) where m.index == index: link = m
+                case .newAddress(let m) where m.index == index: if let a = Self.address(m) { fresh.insert(a) }
+                default: break
+                }
+            }
+            guard let link else {
+                _ = deleteLink(index)
+                continue
+            }
+            links[index] = Link(index: index, name: link.name ?? links[index]?.name ?? "if\(index)", flags: link.flags,
+                                hardwareType: link.hardwareType, infoKind: link.infoKind)
+            addresses[index] = fresh
+        }
+    }
+
+    private func usesInterface(_ index: Int32) -> Bool {
+        routes.contains { $0.nextHops.contains { $0.index == index } }
+    }
+
+    private static func address(_ m: AddressMessage) -> Address? {
+        m.address.isEmpty ? nil : Address(family: m.family, prefixLength: m.prefixLength, bytes: m.address)
+    }
+
+    /// The route as kept here, or nil when it is not a main-table default route.
+    private static func defaultRoute(_ m: RouteMessage) -> Route? {
+        guard m.destinationLength == 0, m.table == UInt32(LL_RT_TABLE_MAIN), m.family == 2 || m.family == 10 else {
+            return nil
+        }
+        let hops = m.nextHops.map { Route.Hop(index: $0.index, gateway: $0.gateway, dead: $0.flags & LL_RTNH_F_DEAD != 0) }
+        return Route(family: m.family, tos: m.tos, priority: m.priority, type: m.type,
+                     preferredSource: m.preferredSource, nextHops: hops)
+    }
+
+    // MARK: The answer
+
+    /// The usable default route with the lowest metric; ties go to interfaces
+    /// that are not `deprioritised` (docker0, veth…), then IPv4, then the lower index.
+    func primary(deprioritised: (String) -> Bool = { _ in false }) -> Primary? {
+        var best: (key: (UInt32, Int, Int, Int32), primary: Primary)?
+        for route in routes where route.type == LL_RTN_UNICAST {
+            for hop in route.nextHops where !hop.dead {
+                guard let link = links[hop.index], link.isUsable else { continue }
+                let key = (route.priority, deprioritised(link.name) ? 1 : 0, route.family == 2 ? 0 : 1, link.index)
+                if best.map({ key < $0.key }) ?? true {
+                    best = (key, Primary(index: link.index, name: link.name, family: route.family, priority: route.priority))
+                }
+            }
+        }
+        return best?.primary
+    }
+
+    /// One sentence for why there is no usable default route, given the
+    /// interface that carried it before (if any).
+    func offlineReason(previous: Primary?) -> String {
+        if let p = previous {
+            guard let link = links[p.index] else { return "\(p.name) was removed" }
+            if let why = linkProblem(link) { return why }
+            if p.family == 2, let why = addressFlush[p.index] { return why }
+            if let replaced = routes.first(where: { $0.family == p.family && $0.type != LL_RTN_UNICAST }) {
+                return "default route via \(link.name) replaced by \(Self.typeName(replaced.type)) route"
+            }
+            return "default route via \(link.name) removed"
+        }
+        // Nothing was usable before: say what stands in the way, if anything.
+        for route in routes {
+            if route.type != LL_RTN_UNICAST { return "default route is \(Self.typeName(route.type)) route" }
+            for hop in route.nextHops {
+                guard let link = links[hop.index] else { continue }
+                if let why = linkProblem(link) { return "default route via \(link.name) unusable: \(why)" }
+            }
+        }
+        return "no default route"
+    }
+
+    private func linkProblem(_ link: Link) -> String? {
+        if link.flags & LL_IFF_LOOPBACK != 0 { return "\(link.name) is a loopback interface" }
+        if link.flags & LL_IFF_UP == 0 { return "\(link.name) is down" }
+        if link.flags & LL_IFF_RUNNING == 0 { return "carrier lost on \(link.name)" }
+        return nil
+    }
+
+    /// With its article: "a blackhole", "an unreachable".
+    private static func typeName(_ type: UInt8) -> String {
+        switch type {
+        case 6: "a blackhole"
+        case 7: "an unreachable"
+        case 8: "a prohibit"
+        case 9: "a throw"
+        default: "a type-\(type)"
+        }
+    }
+
+    /// "10.0.0.2/24", "fd00::2/64" (full hex groups; enough for a log line).
+    static func text(_ a: Address) -> String {
+        if a.family == 2, a.bytes.count == 4 {
+            return a.bytes.map(String.init).joined(separator: ".") + "/\(a.prefixLength)"
+        }
+        var groups: [String] = []
+        var i = 0
+        while i + 1 < a.bytes.count {
+            groups.append(String(UInt16(a.bytes[i]) << 8 | UInt16(a.bytes[i + 1]), radix: 16))
+            i += 2
+        }
+        return groups.joined(separator: ":") + "/\(a.prefixLength)"
+    }
+}

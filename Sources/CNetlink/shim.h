@@ -1,0 +1,122 @@
+// rtnetlink for Swift: the kernel headers plus the constants and macros Swift
+// cannot import (anonymous enums, function-like macros), re-exported as typed
+// constants and static inline functions. Kernel headers only: no library to link.
+#ifndef LIFELINE_CNETLINK_SHIM_H
+#define LIFELINE_CNETLINK_SHIM_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/if.h>
+#include <linux/if_addr.h>
+#include <linux/if_arp.h>
+#include <linux/if_link.h>
+#include <linux/filter.h>
+
+// The poll loop's wake-up descriptor and thread name (glibc hides them from Swift's Glibc module).
+static inline int ll_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+static inline void ll_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+// Moves the calling thread into the network namespace open at `fd` (0x40000000 =
+// CLONE_NEWNET). Tests use it to open the monitor's sockets inside a private namespace.
+static inline int ll_enter_netns(int fd) { return (int)syscall(SYS_setns, fd, 0x40000000); }
+
+// Sizes and alignment of the wire format.
+static const uint32_t LL_NLMSG_ALIGNTO = NLMSG_ALIGNTO;
+static const uint32_t LL_RTA_ALIGNTO = RTA_ALIGNTO;
+static const uint32_t LL_NLMSG_HDRLEN = NLMSG_HDRLEN;
+static const uint32_t LL_SIZEOF_NLMSGHDR = sizeof(struct nlmsghdr);
+static const uint32_t LL_SIZEOF_NLMSGERR = sizeof(struct nlmsgerr);
+static const uint32_t LL_SIZEOF_IFINFOMSG = sizeof(struct ifinfomsg);
+static const uint32_t LL_SIZEOF_IFADDRMSG = sizeof(struct ifaddrmsg);
+static const uint32_t LL_SIZEOF_RTMSG = sizeof(struct rtmsg);
+static const uint32_t LL_SIZEOF_RTATTR = sizeof(struct rtattr);
+static const uint32_t LL_SIZEOF_RTNEXTHOP = sizeof(struct rtnexthop);
+static const uint32_t LL_SIZEOF_RTGENMSG = sizeof(struct rtgenmsg);
+
+static inline uint32_t ll_nlmsg_align(uint32_t len) { return NLMSG_ALIGN(len); }
+static inline uint32_t ll_rta_align(uint32_t len) { return RTA_ALIGN(len); }
+
+// Socket level.
+static const int LL_AF_NETLINK = AF_NETLINK;
+static const int LL_NETLINK_ROUTE = NETLINK_ROUTE;
+static const int LL_SOL_NETLINK = SOL_NETLINK;
+static const int LL_NETLINK_ADD_MEMBERSHIP = NETLINK_ADD_MEMBERSHIP;
+static const int LL_NETLINK_EXT_ACK = NETLINK_EXT_ACK;
+static const uint32_t LL_RTMGRP_LINK = RTMGRP_LINK;
+static const uint32_t LL_RTMGRP_IPV4_IFADDR = RTMGRP_IPV4_IFADDR;
+static const uint32_t LL_RTMGRP_IPV6_IFADDR = RTMGRP_IPV6_IFADDR;
+static const uint32_t LL_RTMGRP_IPV4_ROUTE = RTMGRP_IPV4_ROUTE;
+static const uint32_t LL_RTMGRP_IPV6_ROUTE = RTMGRP_IPV6_ROUTE;
+
+// Message types and flags.
+static const uint16_t LL_NLMSG_NOOP = NLMSG_NOOP;
+static const uint16_t LL_NLMSG_ERROR = NLMSG_ERROR;
+static const uint16_t LL_NLMSG_DONE = NLMSG_DONE;
+static const uint16_t LL_NLMSG_OVERRUN = NLMSG_OVERRUN;
+static const uint16_t LL_RTM_NEWLINK = RTM_NEWLINK;
+static const uint16_t LL_RTM_DELLINK = RTM_DELLINK;
+static const uint16_t LL_RTM_GETLINK = RTM_GETLINK;
+static const uint16_t LL_RTM_NEWADDR = RTM_NEWADDR;
+static const uint16_t LL_RTM_DELADDR = RTM_DELADDR;
+static const uint16_t LL_RTM_GETADDR = RTM_GETADDR;
+static const uint16_t LL_RTM_NEWROUTE = RTM_NEWROUTE;
+static const uint16_t LL_RTM_DELROUTE = RTM_DELROUTE;
+static const uint16_t LL_RTM_GETROUTE = RTM_GETROUTE;
+static const uint16_t LL_NLM_F_REQUEST = NLM_F_REQUEST;
+static const uint16_t LL_NLM_F_MULTI = NLM_F_MULTI;
+static const uint16_t LL_NLM_F_ACK = NLM_F_ACK;
+static const uint16_t LL_NLM_F_DUMP = NLM_F_DUMP;
+static const uint16_t LL_NLM_F_DUMP_INTR = NLM_F_DUMP_INTR;
+static const uint16_t LL_NLM_F_REPLACE = NLM_F_REPLACE;
+static const uint16_t LL_NLM_F_EXCL = NLM_F_EXCL;
+static const uint16_t LL_NLM_F_CREATE = NLM_F_CREATE;
+static const uint16_t LL_NLM_F_APPEND = NLM_F_APPEND;
+
+// Attributes.
+static const uint16_t LL_IFLA_IFNAME = IFLA_IFNAME;
+static const uint16_t LL_IFLA_LINKINFO = IFLA_LINKINFO;
+static const uint16_t LL_IFLA_INFO_KIND = IFLA_INFO_KIND;
+static const uint16_t LL_IFA_ADDRESS = IFA_ADDRESS;
+static const uint16_t LL_IFA_LOCAL = IFA_LOCAL;
+static const uint16_t LL_RTA_DST = RTA_DST;
+static const uint16_t LL_RTA_OIF = RTA_OIF;
+static const uint16_t LL_RTA_GATEWAY = RTA_GATEWAY;
+static const uint16_t LL_RTA_PRIORITY = RTA_PRIORITY;
+static const uint16_t LL_RTA_PREFSRC = RTA_PREFSRC;
+static const uint16_t LL_RTA_MULTIPATH = RTA_MULTIPATH;
+static const uint16_t LL_RTA_TABLE = RTA_TABLE;
+static const uint16_t LL_RTA_VIA = RTA_VIA;
+static const uint16_t LL_NLA_TYPE_MASK = NLA_TYPE_MASK;
+
+// Route and link values.
+static const uint8_t LL_RT_TABLE_MAIN = RT_TABLE_MAIN;
+static const uint8_t LL_RTN_UNICAST = RTN_UNICAST;
+static const uint32_t LL_RTNH_F_DEAD = RTNH_F_DEAD;
+static const uint32_t LL_RTNH_F_LINKDOWN = RTNH_F_LINKDOWN;
+static const uint32_t LL_IFF_UP = IFF_UP;
+static const uint32_t LL_IFF_RUNNING = IFF_RUNNING;
+static const uint32_t LL_IFF_LOOPBACK = IFF_LOOPBACK;
+static const uint32_t LL_IFF_LOWER_UP = IFF_LOWER_UP;
+static const uint16_t LL_ARPHRD_ETHER = ARPHRD_ETHER;
+static const uint16_t LL_ARPHRD_PPP = ARPHRD_PPP;
+static const uint16_t LL_ARPHRD_NONE = ARPHRD_NONE;
+static const uint16_t LL_ARPHRD_LOOPBACK = ARPHRD_LOOPBACK;
+
+// Classic BPF socket filter: the kernel drops what cannot matter before it
+// wakes the reader (veth churn costs no wake-up). Loads are big-endian.
+static const uint16_t LL_BPF_LD_H_ABS = BPF_LD | BPF_H | BPF_ABS;
+static const uint16_t LL_BPF_LD_W_ABS = BPF_LD | BPF_W | BPF_ABS;
+static const uint16_t LL_BPF_LD_B_ABS = BPF_LD | BPF_B | BPF_ABS;
+static const uint16_t LL_BPF_JEQ_K = BPF_JMP | BPF_JEQ | BPF_K;
+static const uint16_t LL_BPF_RET_K = BPF_RET | BPF_K;
+static inline int ll_attach_filter(int fd, struct sock_filter *program, unsigned short count) {
+    struct sock_fprog fprog = { .len = count, .filter = program };
+    return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof fprog);
+}
+
+#endif

@@ -1,0 +1,86 @@
+import DBusSink
+import Glibc
+import LifelineCore
+import LifelineDBus
+
+/// The CLI's side of `org.lifeline.Lifeline1`: connect, one call, done. No GLib
+/// loop and no Foundation, so `lifeline status` stays a few milliseconds.
+struct DaemonClient {
+    let connection: BusConnection
+
+    enum Failure: Error, CustomStringConvertible {
+        /// No session bus, or the daemon does not own its name on it.
+        case noDaemon(String)
+        case call(BusError)
+
+        var description: String {
+            switch self {
+            case .noDaemon(let why): why
+            case .call(let error): error.message.isEmpty ? error.name : error.message
+            }
+        }
+    }
+
+    /// The session bus address, without libdbus' X11 autolaunch: a CLI must not
+    /// start a bus as a side effect.
+    static func sessionAddress(_ env: [String: String] = Environment.current) -> String? {
+        if let address = env["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
+        if let runtime = env["XDG_RUNTIME_DIR"], !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 {
+            return "unix:path=\(runtime)/bus"
+        }
+        return nil
+    }
+
+    static func connect() throws(Failure) -> DaemonClient {
+        guard let address = sessionAddress() else { throw .noDaemon("no session bus") }
+        do {
+            return DaemonClient(connection: try BusConnection.connect(address: address))
+        } catch {
+            throw .noDaemon("cannot connect to the session bus: \(error.message)")
+        }
+    }
+
+    /// Calls a method of the service. The daemon is never started by the call:
+    /// "no daemon" is an answer here, not something to fix behind the user's back.
+    func call(_ member: String, _ arguments: [BusValue] = [], timeout: Duration) throws(Failure) -> [BusValue] {
+        do {
+            let m = try BusMessage.methodCall(destination: Lifeline1.busName, path: Lifeline1.objectPath,
+                                              interface: Lifeline1.interfaceName, member: member)
+            m.autoStart = false
+            try m.append(arguments)
+            return try connection.callBlocking(m, timeout: timeout).arguments()
+        } catch {
+            if error.name == BusError.serviceUnknown || error.name == BusError.nameHasNoOwner {
+                throw .noDaemon("no daemon owns \(Lifeline1.busName)")
+            }
+            throw .call(error)
+        }
+    }
+
+    func status(timeout: Duration = .seconds(2)) throws(Failure) -> StateEvent {
+        let reply = try call("GetStatus", timeout: timeout)
+        guard let pairs = reply.first?.vardictEntries, let event = Lifeline1.event(fromDetails: pairs) else {
+            throw .call(BusError(name: BusError.invalidArgs, "GetStatus returned an unexpected reply"))
+        }
+        return event
+    }
+}
+
+/// Writes a line to standard output at once (a pipe would otherwise buffer it).
+/// Returns false when the reader has gone.
+@discardableResult
+func writeLine(_ text: String) -> Bool {
+    var line = text + "\n"
+    return line.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// A private `dbus-daemon --session` for one test (STYLE 11: the real thing on
+/// a private instance), listening on a socket in a temporary folder.
+final class PrivateBus: @unchecked Sendable {
+    let directory: URL
+    let address: String
+    private let process: Process
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("bus").path
+        address = "unix:path=\(socket)"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Harness.which("dbus-daemon") ?? "/usr/bin/dbus-daemon")
+        process.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while !FileManager.default.fileExists(atPath: socket), clock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        if !FileManager.default.fileExists(atPath: socket) { Issue.record("dbus-daemon did not create \(socket)") }
+    }
+
+    var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Stops the bus, as when a session ends (SIGKILL: children of the test process inherit its blocked SIGTERM).
+    func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A long-running client (dbus-monitor, `lifeline watch`) whose standard output
+/// goes to a file the test reads while it runs.
+final class BackgroundProcess: @unchecked Sendable {
+    let process = Process()
+    let outputURL: URL
+
+    init(_ argv: [String], environment: [String: String], output: URL) throws {
+        outputURL = output
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : (Harness.which(argv[0]) ?? argv[0]))
+        process.arguments = Array(argv.dropFirst())
+        process.environment = environment
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+
+    var lines: [String] { output.split(separator: "\n").map(String.init) }
+
+    /// SIGKILL: the test process passes its blocked/ignored SIGTERM on to children.
+    func stop() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
+
+/// What `dbus-monitor` printed, as signals: member, then the string arguments
+/// and the (name, value) pairs of a{sv} arguments, in order.
+struct MonitoredSignal {
+    var member: String
+    var strings: [String]
+    /// Dictionary entries: key → the printed variant value ("uint64 3", "string \"online\"").
+    var entries: [(String, String)]
+
+    func entry(_ key: String) -> String? { entries.first { $0.0 == key }?.1 }
+
+    static func parse(_ text: String) -> [MonitoredSignal] {
+        var out: [MonitoredSignal] = []
+        var current: MonitoredSignal?
+        var pendingKey: String?
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(raw)
+            if !line.hasPrefix(" ") {
+                if let c = current { out.append(c) }
+                current = nil
+                pendingKey = nil
+                if line.hasPrefix("signal "), let r = line.range(of: "member=") {
+                    current = MonitoredSignal(member: String(line[r.upperBound...]), strings: [], entries: [])
+                }
+                continue
+            }
+            let t = line.trimmingCharacters(in: .whitespaces)
+            if t.hasPrefix("variant "), let key = pendingKey {
+                let value = t.dropFirst("variant".count).trimmingCharacters(in: .whitespaces)
+                current?.entries.append((key, value))
+                pendingKey = nil
+            } else if t.hasPrefix("string \"") {
+                let s = String(t.dropFirst("string \"".count).dropLast())
+                if line.hasPrefix("         ") {
+                    pendingKey = s  // a dict entry's key
+                } else {
+                    current?.strings.append(s)
+                }
+            }
+        }
+        if let c = current { out.append(c) }
+        return out
+    }
+}

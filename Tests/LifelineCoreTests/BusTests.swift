@@ -1,0 +1,190 @@
+import Clocks
+import LifelineCore
+import LifelineTestKit
+import Synchronization
+import Testing
+
+@Suite struct BusTests {
+    /// Polls (bounded) until `condition` holds.
+    func eventually(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+
+    func observation(_ state: ConnectivityState) -> Observation {
+        Observation(role: .reachability, state: state, interface: state == .offline ? "" : "eth0", reason: "test \(state)")
+    }
+
+    @Test func debouncedTransitionsReachSinksOnTheTestClock() async throws {
+        let clock = TestClock()
+        let bus = Bus(clock: clock, debounce: DebounceSettings(down: .seconds(2), up: .seconds(1)))
+        let sink = InMemorySink()
+        let mailbox = bus.attachSink(policy: .everyTransition(capacity: 100))
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        defer { task.cancel() }
+        let monitor = bus.makeMonitorHandle(name: "test")
+
+        monitor.publish(observation(.online))
+        #expect(await eventually { sink.states == [.online] })
+        monitor.publish(observation(.offline))
+        await clock.advance(by: .milliseconds(1999))
+        #expect(sink.states == [.online])
+        await clock.advance(by: .milliseconds(1))
+        #expect(await eventually { sink.states == [.online, .offline] })
+        let offline = sink.transitions[1]
+        #expect(offline.previous == .online)
+        #expect(offline.sequence == 2)
+        #expect(offline.reason == "test offline")
+
+        monitor.publish(observation(.online))
+        await clock.advance(by: .seconds(1))
+        #expect(await eventually { sink.states == [.online, .offline, .online] })
+        #expect(sink.transitions.map(\.sequence) == [1, 2, 3])
+    }
+
+    @Test func aNewSinkStartsFromTheCurrentState() async {
+        let bus = Bus(clock: TestClock())
+        let first = await bus.attachSink(policy: .latest).next()
+        #expect(first?.event.state == .unknown)
+        #expect(first?.event.sequence == 0)
+        #expect(first?.isTransition == false)
+        bus.makeMonitorHandle(name: "m").publish(observation(.online))
+        let later = await bus.attachSink(policy: .latest).next()
+        #expect(later?.event.state == .online)
+        #expect(later?.isTransition == false)
+    }
+
+    @Test func outagesAreTrackedFromDegradationToOnline() async throws {
+        let clock = TestClock()
+        let bus = Bus(clock: clock, debounce: DebounceSettings(down: .zero, up: .zero))
+        let mailbox = bus.attachSink(policy: .everyTransition(capacity: 100))
+        let sink = InMemorySink()
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        defer { task.cancel() }
+        let m = bus.makeMonitorHandle(name: "test")
+        for s in [ConnectivityState.online, .offline, .portal, .online, .limited] {
+            m.publish(observation(s))
+        }
+        #expect(await eventually { sink.transitions.count == 5 })
+        let outages = sink.updates.filter(\.isTransition).map(\.outage)
+        #expect(outages[0] == nil)
+        #expect(outages[1]?.id == 1 && outages[1]?.isOver == false && outages[1]?.worst == .offline)
+        #expect(outages[2]?.id == 1 && outages[2]?.worst == .offline)  // offline → portal: same outage
+        #expect(outages[3]?.id == 1 && outages[3]?.isOver == true)     // back online ends it
+        #expect(outages[4]?.id == 2 && outages[4]?.isOver == false)    // a new one
+    }
+
+    @Test func attributeOnlyChangesUpdateSinksWithoutATransition() async throws {
+        let bus = Bus(clock: TestClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let mailbox = bus.attachSink(policy: .everyTransition(capacity: 100))
+        let sink = InMemorySink()
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        defer { task.cancel() }
+        let m = bus.makeMonitorHandle(name: "probe")
+        m.publish(Observation(role: .reachability, state: .online, interface: "eth0", rttMs: 20))
+        m.publish(Observation(role: .reachability, state: .online, interface: "eth0", rttMs: 7))
+        #expect(await eventually { sink.updates.last?.event.rttMs == 7 })
+        #expect(sink.transitions.count == 1)
+        #expect(bus.current.sequence == 1)
+        #expect(bus.current.rttMs == 7)
+    }
+
+    @Test func aSinkThatHangsForeverDelaysNoOther() async throws {
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let stuck = bus.attachSink(policy: .latest)  // never read: hung like a dead notification server
+        let hanging = InMemorySink(config: .init(hang: true))
+        let hangTask = Task { try await hanging.run(updates: SinkUpdates(stuck)) }
+        defer { hangTask.cancel() }
+
+        struct Arrival: Sendable { var sequence: UInt64; var at: ContinuousClock.Instant }
+        let clock = ContinuousClock()
+        final class Arrivals: Sendable {
+            let value = Mutex<[[Arrival]]>(Array(repeating: [], count: 3))
+            func withLock<R>(_ body: (inout [[Arrival]]) -> R) -> R { value.withLock { body(&$0) } }
+        }
+        let arrivals = Arrivals()
+        var tasks: [Task<Void, Never>] = []
+        for i in 0..<3 {
+            let mailbox = bus.attachSink(policy: .latest)
+            tasks.append(Task {
+                for await u in SinkUpdates(mailbox) where u.isTransition {
+                    let now = clock.now
+                    arrivals.withLock { $0[i].append(Arrival(sequence: u.event.sequence, at: now)) }
+                }
+            })
+        }
+        defer { tasks.forEach { $0.cancel() } }
+
+        let m = bus.makeMonitorHandle(name: "m")
+        var published: [ContinuousClock.Instant] = []
+        for n in 0..<20 {
+            published.append(clock.now)
+            m.publish(observation(n % 2 == 0 ? .offline : .online))
+            // Let each transition be taken before the next, so none coalesce away.
+            let seq = UInt64(n + 1)
+            #expect(await eventually { arrivals.withLock { $0.allSatisfy { $0.last?.sequence == seq } } })
+        }
+        let all = arrivals.withLock { $0 }
+        for sink in all {
+            #expect(sink.map(\.sequence) == Array(1...20))
+            for a in sink {
+                let latency = published[Int(a.sequence) - 1].duration(to: a.at)
+                #expect(latency < .milliseconds(10), "delivery took \(latency)")
+            }
+        }
+        // The stuck sink holds one update, not twenty: memory stays bounded.
+        #expect(stuck.backlog == 1)
+    }
+
+    @Test func checkPublishesTheFreshResultWithoutWaitingForDebounce() async throws {
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .seconds(60), up: .seconds(60)))
+        let m = bus.makeMonitorHandle(name: "probe")
+        m.publish(observation(.online))
+        #expect(bus.current.state == .online)
+        // A probe that answers every check request with "limited".
+        let requests = m.checkRequests()
+        let prober = Task {
+            for await _ in requests { m.publish(observation(.limited)) }
+        }
+        defer { prober.cancel() }
+        let after = await bus.check(timeout: .seconds(5))
+        #expect(after.state == .limited)
+        #expect(bus.current.state == .limited)
+    }
+
+    @Test func checkWithoutAProbeReturnsTheCurrentState() async {
+        let bus = Bus(clock: ContinuousClock())
+        let m = bus.makeMonitorHandle(name: "link")
+        m.publish(Observation(role: .link, state: .online, interface: "eth0"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(await bus.check(timeout: .seconds(5)).state == .online)
+        #expect(start.duration(to: clock.now) < .seconds(1))
+    }
+
+    @Test func releasingAMonitorForgetsWhatItSaid() async {
+        let bus = Bus(clock: TestClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let link = bus.makeMonitorHandle(name: "link")
+        let probe = bus.makeMonitorHandle(name: "probe")
+        link.publish(Observation(role: .link, state: .online, interface: "eth0"))
+        probe.publish(observation(.portal))
+        #expect(bus.current.state == .portal)
+        bus.release(probe)
+        #expect(bus.current.state == .online)
+    }
+
+    @Test func muteReachesSinks() async {
+        let bus = Bus(clock: TestClock())
+        let mailbox = bus.attachSink(policy: .latest)
+        bus.mute(for: .seconds(3600))
+        var last: Update?
+        while mailbox.backlog > 0 { last = await mailbox.next() }
+        #expect(last?.isMuted(at: WallClock.micros()) == true)
+        #expect(last?.isMuted(at: WallClock.micros() + 3_601_000_000) == false)
+    }
+}

@@ -1,0 +1,46 @@
+import LifelineDBus
+import Testing
+
+@Suite struct BusMessageTests {
+    static let everyType: [BusValue] = [
+        .byte(7), .bool(true), .int16(-3), .uint16(3), .int32(-70000), .uint32(70000),
+        .int64(-1 << 40), .uint64(1 << 63), .double(-0.25), .string("wlan0 — ok"), .objectPath("/org/lifeline/Lifeline1"),
+        .signature("a{sv}"), .variant(.variant(.string("nested"))),
+        .array(element: "s", []), .array(element: "u", [.uint32(1), .uint32(2)]),
+        .vardict([("state", .string("online")), ("rtt_ms", .double(12.5)), ("metered", .bool(false)), ("sequence", .uint64(3))]),
+        .dictionary(key: "s", value: "v", []),
+        .structure([.string("a"), .array(element: "(ib)", [.structure([.int32(1), .bool(false)])])]),
+    ]
+
+    @Test func valuesSurviveTheWireFormat() throws {
+        let m = try BusMessage.signal(path: "/a/b", interface: "org.example.I", member: "Changed")
+        try m.append(Self.everyType)
+        #expect(try m.arguments() == Self.everyType)
+        #expect(m.signature == Self.everyType.map(\.signature).joined())
+    }
+
+    @Test func vardictEntriesUnwrapVariants() throws {
+        let m = try BusMessage.signal(path: "/a", interface: "org.example.I", member: "S")
+        try m.append(.vardict([("state", .string("offline")), ("sequence", .uint64(9))]))
+        let pairs = try #require(try m.arguments().first?.vardictEntries)
+        #expect(pairs.map(\.0) == ["state", "sequence"])
+        #expect(pairs.map(\.1) == [.string("offline"), .uint64(9)])
+    }
+
+    @Test func invalidNamesAndValuesThrowInsteadOfAborting() throws {
+        // libdbus aborts the process on these; the wrapper must refuse them first.
+        #expect(throws: BusError.self) { try BusMessage.methodCall(destination: nil, path: "no/slash", interface: nil, member: "M") }
+        #expect(throws: BusError.self) { try BusMessage.methodCall(destination: "not a name", path: "/", interface: nil, member: "M") }
+        #expect(throws: BusError.self) { try BusMessage.signal(path: "/", interface: "noDots", member: "M") }
+        #expect(throws: BusError.self) { try BusMessage.signal(path: "/", interface: "a.b", member: "1bad") }
+        let m = try BusMessage.signal(path: "/", interface: "a.b", member: "M")
+        #expect(throws: BusError.self) { try m.append(.objectPath("//double")) }
+        #expect(throws: BusError.self) { try m.append(.signature("a{")) }
+        #expect(throws: BusError.self) { try m.append(.array(element: "s", [.uint32(1)])) }
+        #expect(throws: BusError.self) { try m.append(.dictionary(key: "v", value: "s", [])) }
+        #expect(throws: BusError.self) { try m.append(.array(element: "", [])) }
+        // A string with a NUL loses the NUL rather than being cut or refused.
+        try m.append(.string("a\u{0}b"))
+        #expect(try m.arguments() == [.string("ab")])
+    }
+}

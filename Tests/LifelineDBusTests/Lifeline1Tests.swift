@@ -1,0 +1,23 @@
+import DBusSink
+import Foundation
+import LifelineCore
+import Testing
+
+@Suite struct Lifeline1Tests {
+    @Test func packagedIntrospectionMatchesTheInterface() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let packaged = try String(contentsOf: root.appendingPathComponent("packaging/dbus/org.lifeline.Lifeline1.xml"), encoding: .utf8)
+        #expect(packaged == Lifeline1.introspectionDocument)
+    }
+
+    @Test func detailsCarryEverySpecFieldAndReadBack() {
+        let e = StateEvent(state: .portal, previous: .online, since: 1_700_000_000_123_456, interface: "wlan0", kind: .wifi,
+                           reason: "redirected to http://login", rttMs: 23.5, metered: true, sequence: 42)
+        let details = Lifeline1.details(e)
+        #expect(details.map(\.0) == StateEvent.CodingKeys.allCases.map(\.stringValue))
+        #expect(Lifeline1.event(fromDetails: details) == e)
+        // Unknown keys are ignored, missing ones defaulted; no state, no event.
+        #expect(Lifeline1.event(fromDetails: [("state", .string("online")), ("future", .bool(true))])?.rttMs == -1)
+        #expect(Lifeline1.event(fromDetails: [("state", .string("sideways"))]) == nil)
+    }
+}

@@ -1,0 +1,68 @@
+import Testing
+@testable import NetlinkMonitor
+
+/// Runs the socket filter on hand-built messages with a small classic-BPF
+/// interpreter (the subset the filter uses: ld h/w/b abs, jeq k, ret k; an
+/// out-of-range load drops the packet, as in the kernel).
+@Suite struct EventFilterTests {
+    func run(_ program: [EventFilter.Instruction], _ packet: [UInt8]) -> Bool {
+        var a: UInt32 = 0
+        var pc = 0
+        func load(_ offset: UInt32, _ size: Int) -> UInt32? {
+            let o = Int(offset)
+            guard o + size <= packet.count else { return nil }
+            return packet[o..<(o + size)].reduce(0) { $0 << 8 | UInt32($1) }  // big-endian, like BPF
+        }
+        while pc < program.count {
+            let i = program[pc]
+            switch i.code {
+            case 0x28, 0x20, 0x30:  // ld h, ld w, ld b
+                guard let v = load(i.k, i.code == 0x28 ? 2 : i.code == 0x20 ? 4 : 1) else { return false }
+                a = v
+                pc += 1
+            case 0x15:  // jeq k
+                pc += 1 + Int(a == i.k ? i.jt : i.jf)
+            case 0x06:  // ret k
+                return i.k != 0
+            default:
+                Issue.record("unexpected opcode \(i.code)")
+                return false
+            }
+        }
+        Issue.record("program ran off its end")
+        return false
+    }
+
+    @Test func keepsDefaultRoutesAndWatchedInterfacesOnly() {
+        let p = EventFilter.program(watching: [2, 7])
+        #expect(run(p, Wire.route(oif: 5, gateway: Wire.gw4)))
+        #expect(run(p, Wire.route(Wire.delRoute, family: 10, priority: 1024, oif: 9, gateway: Wire.gw6)))
+        #expect(run(p, Wire.route(routeType: 7)), "an unreachable default replaces a usable one")
+        #expect(!run(p, Wire.route(family: 10, dstLength: 64, oif: 2, destination: Wire.gw6)))
+        #expect(!run(p, Wire.route(family: 10, dstLength: 0, table: 255, oif: 2)), "local table")
+        #expect(!run(p, Wire.route(table: 100, oif: 2, gateway: Wire.gw4)), "policy-routing table")
+        #expect(run(p, Wire.link(index: 2, flags: 0, name: "v0")))
+        #expect(run(p, Wire.link(Wire.delLink, index: 7, flags: 0, name: "w0")))
+        #expect(!run(p, Wire.link(index: 3, flags: Wire.usable, name: "veth3")))
+        #expect(run(p, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2])))
+        #expect(!run(p, Wire.address(family: 10, prefix: 64, index: 3, Wire.gw6)))
+        #expect(run(p, Wire.message(Wire.error, Wire.i32(0))), "other types pass")
+        #expect(!run(p, [1, 2, 3]), "too short to be a message")
+    }
+
+    @Test func watchingNothingStillKeepsRoutes() {
+        let p = EventFilter.program(watching: [])
+        #expect(run(p, Wire.route(oif: 2, gateway: Wire.gw4)))
+        #expect(!run(p, Wire.link(index: 2, flags: 0, name: "v0")))
+    }
+
+    @Test func tooManyWatchedInterfacesLetsAllLinksThrough() {
+        let many = Set((1...Int32(EventFilter.maxWatched + 1)))
+        let p = EventFilter.program(watching: many)
+        #expect(run(p, Wire.link(index: 9999, flags: 0, name: "x")))
+        #expect(!run(p, Wire.route(family: 10, dstLength: 64, oif: 2, destination: Wire.gw6)))
+        let most = EventFilter.program(watching: Set(1...Int32(EventFilter.maxWatched)))
+        #expect(run(most, Wire.link(index: Int32(EventFilter.maxWatched), flags: 0, name: "x")))
+        #expect(!run(most, Wire.link(index: 9999, flags: 0, name: "x")))
+    }
+}

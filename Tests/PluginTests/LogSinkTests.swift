@@ -1,0 +1,112 @@
+import Foundation
+import LifelineCore
+import LifelineTestKit
+@testable import LogSink
+import Testing
+
+@Suite struct LogSinkTests {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("logsink-\(UUID().uuidString.prefix(8))").path
+
+    func context() -> PluginContext {
+        PluginContext(name: "sink log", logger: .init(label: "test"),
+                      paths: Paths(configHome: dir, stateHome: dir + "/state", runtimeDir: dir + "/run"),
+                      control: Bus(clock: ContinuousClock()))
+    }
+
+    func event(_ state: ConnectivityState, _ seq: UInt64, reason: String = "r") -> Update {
+        Update(event: StateEvent(state: state, previous: .online, since: 1_700_000_000_000_000 + Int64(seq),
+                                 interface: "eth0", kind: .ethernet, reason: reason, rttMs: 12.5, sequence: seq),
+               isTransition: true)
+    }
+
+    /// Runs the sink over `updates` until it has taken them all.
+    func write(_ updates: [Update], config: LogSink.Config) async throws -> LogSink {
+        let sink = try LogSink(config: config, context: context())
+        let mailbox = Mailbox(policy: LogSink.delivery)
+        for u in updates { mailbox.post(u) }
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        while mailbox.backlog > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(50))
+        mailbox.close()
+        try await task.value
+        return sink
+    }
+
+    @Test func writesOneLineWithEveryFieldPerTransitionToTheDefaultPath() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let startup = Update(event: .initial(at: 1), isTransition: false)
+        var attributes = event(.online, 1)
+        attributes.isTransition = false
+        let sink = try await write([startup, event(.online, 1), attributes, event(.offline, 2, reason: "cable \"pulled\"\n")],
+                                   config: LogSink.Config())
+        #expect(sink.path == dir + "/state/lifeline/events.jsonl")
+        let lines = try String(contentsOfFile: sink.path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 2)
+        let second = try #require(JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        #expect(Set(second.keys) == Set(StateEvent.CodingKeys.allCases.map(\.rawValue)))
+        #expect(second["state"] as? String == "offline")
+        #expect(second["reason"] as? String == "cable \"pulled\"\n")
+        #expect(second["rtt_ms"] as? Double == 12.5)
+        #expect(second["sequence"] as? Int == 2)
+        // Private: only the user reads where they have been offline.
+        let mode = try FileManager.default.attributesOfItem(atPath: sink.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let dirMode = try FileManager.default.attributesOfItem(atPath: dir + "/state/lifeline")[.posixPermissions] as? Int
+        #expect(dirMode == 0o700)
+    }
+
+    @Test func rotatesBySizeKeepingNFiles() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/log/events.jsonl"
+        let updates = (1...60).map { event($0 % 2 == 0 ? .offline : .online, UInt64($0), reason: String(repeating: "x", count: 100)) }
+        _ = try await write(updates, config: LogSink.Config(path: path, maxSize: 1024, keep: 2))
+        let fm = FileManager.default
+        #expect(fm.fileExists(atPath: path))
+        #expect(fm.fileExists(atPath: path + ".1"))
+        #expect(fm.fileExists(atPath: path + ".2"))
+        #expect(!fm.fileExists(atPath: path + ".3"))
+        for file in [path, path + ".1", path + ".2"] {
+            let size = try fm.attributesOfItem(atPath: file)[.size] as? Int ?? 0
+            #expect(size <= 1024)
+        }
+        // Newest last: the current file ends with the last transition; reading back in order works.
+        let read = EventLog.read(path: path, keep: 2)
+        #expect(read.badLines == 0)
+        #expect(read.events.last?.sequence == 60)
+        #expect(read.events.map(\.sequence) == read.events.map(\.sequence).sorted())
+    }
+
+    @Test func everyTransitionWaitsForTheLogWhileAttributesCoalesce() async {
+        let mailbox = Mailbox(policy: LogSink.delivery)
+        for n in 1...10 {
+            mailbox.post(event(.online, UInt64(n)))
+            var attr = event(.online, UInt64(n))
+            attr.isTransition = false
+            mailbox.post(attr)
+            mailbox.post(attr)
+        }
+        // Every transition waits in order; an attribute update is absorbed by
+        // the next transition, and only the last one waits on its own.
+        #expect(mailbox.backlog == 11)
+        var taken: [Update] = []
+        while mailbox.backlog > 0, let u = await mailbox.next() { taken.append(u) }
+        #expect(taken.filter(\.isTransition).map(\.event.sequence) == Array(1...10))
+        #expect(taken.last?.isTransition == false)
+    }
+
+    @Test func historyFindsOutagesAcrossRestarts() {
+        func e(_ s: ConnectivityState, _ prev: ConnectivityState, _ t: Int64) -> StateEvent {
+            StateEvent(state: s, previous: prev, since: t * 1_000_000, reason: "\(s)", sequence: 1)
+        }
+        let outages = OutageHistory.outages(from: [
+            e(.online, .unknown, 0), e(.offline, .online, 10), e(.portal, .offline, 20), e(.online, .portal, 70),
+            e(.limited, .online, 100), e(.offline, .unknown, 110),  // daemon restarted mid-outage
+            e(.online, .offline, 200), e(.offline, .online, 300),
+        ])
+        #expect(outages.count == 3)
+        #expect(outages[0] == OutageRecord(start: 10_000_000, end: 70_000_000, worst: .offline, reason: "offline"))
+        #expect(outages[1].start == 100_000_000 && outages[1].end == 200_000_000 && outages[1].worst == .offline)
+        #expect(outages[2].end == nil)
+        #expect(outages[0].duration(now: 0) == .seconds(60))
+    }
+}

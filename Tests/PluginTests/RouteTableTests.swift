@@ -1,0 +1,248 @@
+import Foundation
+import LifelineCore
+import Testing
+@testable import NetlinkMonitor
+
+/// The route model fed with hand-built messages, one kernel quirk per test.
+@Suite struct RouteTableTests {
+    /// v0 (index 2) up with 10.77.0.2/24 and an IPv4 default route via 10.77.0.1.
+    static func connected() -> RouteTable {
+        var t = RouteTable()
+        feed(&t, Wire.link(index: 1, flags: Wire.up | Wire.running | Wire.loopback, name: "lo", hardware: 772))
+        feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        feed(&t, Wire.address(prefix: 24, index: 2, [10, 77, 0, 2]))
+        feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        return t
+    }
+
+    /// Applies every message of a datagram; returns whether any touched the decision.
+    @discardableResult
+    static func feed(_ t: inout RouteTable, _ bytes: [UInt8]) -> Bool {
+        let r = NetlinkParser.parse(bytes)
+        #expect(r.problems.isEmpty)
+        return r.messages.reduce(false) { t.apply($1) || $0 }
+    }
+
+    func verdict(_ t: RouteTable, previous: RouteTable.Primary?) -> String {
+        t.primary().map { "online \($0.name)" } ?? "offline: \(t.offlineReason(previous: previous))"
+    }
+
+    @Test func aDefaultRouteOnAUsableLinkIsOnline() {
+        let t = Self.connected()
+        #expect(t.primary() == RouteTable.Primary(index: 2, name: "v0", family: 2, priority: 0))
+    }
+
+    @Test func noDefaultRouteIsOffline() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        #expect(verdict(t, previous: nil) == "offline: no default route")
+    }
+
+    @Test func linkDownFlushesIPv4RoutesSilentlyAndUpDoesNotRestoreThem() {
+        var t = Self.connected()
+        let before = t.primary()
+        #expect(Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0")))
+        #expect(verdict(t, previous: before) == "offline: v0 is down")
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        #expect(t.primary() == nil, "the kernel does not bring IPv4 routes back")
+        Self.feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        #expect(t.primary()?.name == "v0")
+    }
+
+    @Test func carrierLossKeepsTheRouteButMakesItUnusable() {
+        var t = Self.connected()
+        let before = t.primary()
+        #expect(Self.feed(&t, Wire.link(index: 2, flags: Wire.up, name: "v0")))
+        #expect(verdict(t, previous: before) == "offline: carrier lost on v0")
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        #expect(t.primary()?.name == "v0")
+    }
+
+    @Test func routeDeleteAndReAdd() {
+        var t = Self.connected()
+        let before = t.primary()
+        #expect(Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4)))
+        #expect(verdict(t, previous: before) == "offline: default route via v0 removed")
+        Self.feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        #expect(t.primary()?.name == "v0")
+    }
+
+    @Test func replaceMovesTheRouteWithoutADelete() {
+        var t = Self.connected()
+        Self.feed(&t, Wire.link(index: 5, flags: Wire.usable, name: "w0"))
+        Self.feed(&t, Wire.route(flags: Wire.replace, oif: 5, gateway: Wire.gw4b))
+        #expect(t.primary()?.name == "w0")
+        #expect(t.routes.count == 1)
+        let before = t.primary()
+        Self.feed(&t, Wire.route(flags: Wire.replace, routeType: 7))
+        #expect(verdict(t, previous: before) == "offline: default route via w0 replaced by an unreachable route")
+    }
+
+    @Test func ipv6DefaultRemainsWhenIPv4IsFlushed() {
+        var t = Self.connected()
+        Self.feed(&t, Wire.route(family: 10, priority: 1024, oif: 2, gateway: Wire.gw6))
+        Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4))
+        #expect(t.primary() == RouteTable.Primary(index: 2, name: "v0", family: 10, priority: 1024))
+        let before = t.primary()
+        Self.feed(&t, Wire.route(Wire.delRoute, family: 10, priority: 1024, oif: 2, gateway: Wire.gw6))
+        #expect(verdict(t, previous: before) == "offline: default route via v0 removed")
+    }
+
+    @Test func ipv6RoutesSurviveLinkDownUntilTheKernelDeletesThem() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        Self.feed(&t, Wire.route(family: 10, priority: 1024, oif: 2, gateway: Wire.gw6))
+        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        #expect(t.routes.count == 1, "IPv6 deletions are announced, not implied")
+        #expect(t.primary() == nil)
+    }
+
+    @Test func removingTheLastIPv4AddressFlushesTheRoutes() {
+        var t = Self.connected()
+        let before = t.primary()
+        #expect(Self.feed(&t, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2])))
+        #expect(verdict(t, previous: before) == "offline: address 10.77.0.2/24 removed from v0")
+        #expect(t.routes.isEmpty)
+    }
+
+    @Test func removingOneOfTwoAddressesKeepsTheRoute() {
+        var t = Self.connected()
+        Self.feed(&t, Wire.address(prefix: 24, index: 2, [10, 77, 0, 3]))
+        Self.feed(&t, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 3]))
+        #expect(t.primary()?.name == "v0")
+    }
+
+    @Test func multipathNeedsOneLiveHopAndRevivesDeadOnes() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        Self.feed(&t, Wire.link(index: 3, flags: Wire.usable, name: "v1"))
+        Self.feed(&t, Wire.route(multipath: [(2, Wire.gw4), (3, Wire.gw4b)]))
+        #expect(t.primary()?.name == "v0")
+        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        #expect(t.primary()?.name == "v1")
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        #expect(t.primary()?.name == "v0", "the kernel revives the hop of a surviving multipath route")
+        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        Self.feed(&t, Wire.link(index: 3, flags: 0, name: "v1"))
+        #expect(t.routes.isEmpty && t.primary() == nil)
+    }
+
+    @Test func lowestMetricWinsAndIgnoredNamesOnlyBreakTies() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "docker0"))
+        Self.feed(&t, Wire.link(index: 3, flags: Wire.usable, name: "eth0"))
+        Self.feed(&t, Wire.route(priority: 100, oif: 3, gateway: Wire.gw4b))
+        Self.feed(&t, Wire.route(priority: 50, oif: 2, gateway: Wire.gw4))
+        let ignore = NamePatterns(patterns: NetlinkMonitor.Config.defaultIgnore)
+        #expect(t.primary(deprioritised: ignore.matches)?.name == "docker0", "metric first")
+        Self.feed(&t, Wire.route(priority: 100, oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, Wire.route(Wire.delRoute, priority: 50, oif: 2, gateway: Wire.gw4))
+        #expect(t.primary(deprioritised: ignore.matches)?.name == "eth0", "equal metric: not the ignored one")
+        #expect(t.primary()?.name == "docker0", "without patterns: the lower index")
+    }
+
+    @Test func virtualChurnWithoutDefaultRouteIsIrrelevant() {
+        var t = Self.connected()
+        for i in Int32(10)..<Int32(60) {
+            #expect(!Self.feed(&t, Wire.link(index: i, flags: 0, name: "veth\(i)", infoKind: "veth")))
+            #expect(!Self.feed(&t, Wire.link(index: i, flags: Wire.usable, name: "veth\(i)")))
+            #expect(!Self.feed(&t, Wire.address(family: 10, prefix: 64, index: i, Wire.gw6)))
+            #expect(!Self.feed(&t, Wire.route(family: 10, dstLength: 64, table: 254, oif: i, destination: Wire.gw6)))
+            #expect(!Self.feed(&t, Wire.route(family: 10, dstLength: 8, table: 255, oif: i, destination: Wire.gw6)))
+            #expect(!Self.feed(&t, Wire.link(Wire.delLink, index: i, flags: 0, name: "veth\(i)")))
+        }
+        #expect(t.primary()?.name == "v0")
+    }
+
+    @Test func defaultRoutesOutsideTheMainTableDoNotCount() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        #expect(!Self.feed(&t, Wire.route(table: 100, oif: 2, gateway: Wire.gw4)))
+        #expect(!Self.feed(&t, Wire.route(table: 252, oif: 2, gateway: Wire.gw4, tableAttribute: 1000)))
+        #expect(t.primary() == nil)
+    }
+
+    @Test func aLoopbackDefaultIsNotUsable() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 1, flags: Wire.usable | Wire.loopback, name: "lo", hardware: 772))
+        Self.feed(&t, Wire.route(oif: 1))
+        #expect(verdict(t, previous: nil) == "offline: default route via lo unusable: lo is a loopback interface")
+    }
+
+    @Test func aDeletedLinkTakesItsRoutes() {
+        var t = Self.connected()
+        let before = t.primary()
+        #expect(Self.feed(&t, Wire.link(Wire.delLink, index: 2, flags: 0, name: "v0")))
+        #expect(verdict(t, previous: before) == "offline: v0 was removed")
+        #expect(t.routes.isEmpty)
+    }
+
+    @Test func aRepeatedRouteIsKeptOnce() {
+        var t = Self.connected()
+        Self.feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        #expect(t.routes.count == 1)
+        Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4))
+        #expect(t.primary() == nil)
+    }
+}
+
+@Suite struct InterfaceKindsTests {
+    func makeTree(_ files: [String: String]) throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("sysfs-\(UUID().uuidString.prefix(8))").path
+        for (path, content) in files {
+            let full = root + "/" + path
+            let dir = path.hasSuffix("/") ? full : (full as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            if path.hasSuffix("/") { continue }
+            try content.write(toFile: full, atomically: true, encoding: .utf8)
+        }
+        return root
+    }
+
+    func link(_ name: String, hardware: UInt16 = 1, infoKind: String? = nil) -> RouteTable.Link {
+        RouteTable.Link(index: 2, name: name, flags: Wire.usable, hardwareType: hardware, infoKind: infoKind)
+    }
+
+    @Test func kindsFromSysfs() throws {
+        let root = try makeTree([
+            "wlan0/type": "1\n", "wlan0/wireless/": "",
+            "wlp1/type": "1\n", "wlp1/uevent": "DEVTYPE=wlan\nINTERFACE=wlp1\n",
+            "wwan0/type": "519\n", "wwan0/uevent": "DEVTYPE=wwan\n",
+            "tun0/type": "65534\n", "tun0/tun_flags": "0x1001\n",
+            "wg0/type": "65534\n", "wg0/uevent": "DEVTYPE=wireguard\n",
+            "ppp0/type": "512\n",
+            "eth0/type": "1\n", "eth0/uevent": "INTERFACE=eth0\n",
+            "ib0/type": "32\n",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let kinds = InterfaceKinds(sysfsRoot: root)
+        #expect(kinds.kind(of: link("wlan0")) == .wifi)
+        #expect(kinds.kind(of: link("wlp1")) == .wifi)
+        #expect(kinds.kind(of: link("wwan0", hardware: 519)) == .wwan)
+        #expect(kinds.kind(of: link("tun0", hardware: 65534, infoKind: "tun")) == .vpn)
+        #expect(kinds.kind(of: link("wg0", hardware: 65534)) == .vpn)
+        #expect(kinds.kind(of: link("ppp0", hardware: 512)) == .vpn)
+        #expect(kinds.kind(of: link("eth0")) == .ethernet)
+        #expect(kinds.kind(of: link("ib0", hardware: 32)) == .other)
+        // Not in sysfs (another namespace's view): netlink's own facts decide.
+        #expect(kinds.kind(of: link("gone0", hardware: 1)) == .ethernet)
+        #expect(kinds.kind(of: link("gone1", hardware: 65534, infoKind: "wireguard")) == .vpn)
+    }
+}
+
+@Suite struct NetlinkConfigTests {
+    @Test func decodesFromAnEmptyTableWithDefaults() throws {
+        let c = try JSONDecoder().decode(NetlinkMonitor.Config.self, from: Data("{}".utf8))
+        #expect(c == NetlinkMonitor.Config())
+        #expect(c.ignore.contains("docker*") && c.receiveBuffer == 0)
+    }
+
+    @Test func rejectsBadValues() {
+        #expect(throws: ConfigValueError.self) {
+            try JSONDecoder().decode(NetlinkMonitor.Config.self, from: Data(#"{"receive_buffer": -1}"#.utf8))
+        }
+        #expect(throws: ConfigValueError.self) {
+            try JSONDecoder().decode(NetlinkMonitor.Config.self, from: Data(#"{"ignore": [""]}"#.utf8))
+        }
+    }
+}
