@@ -10,6 +10,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
+    ("TmuxSink", [.product(name: "Subprocess", package: "swift-subprocess")]),
 ]
 
 let package = Package(

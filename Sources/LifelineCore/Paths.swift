@@ -16,10 +16,20 @@ public struct Paths: Sendable, Equatable {
     /// From the environment: `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, `XDG_RUNTIME_DIR`,
     /// falling back to the spec's defaults under `$HOME`, and `/tmp/lifeline-$UID`
     /// for a runtime dir when none is set (no systemd login session).
-    public static func fromEnvironment(_ env: [String: String] = Environment.current) -> Paths {
-        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+    public static func fromEnvironment(_ env: [String: String]) -> Paths {
+        from { env[$0] }
+    }
+
+    /// From the process environment, reading only the variables it needs (no
+    /// dictionary of the whole environment: `lifeline status` runs every second).
+    public static func fromEnvironment() -> Paths {
+        from(Environment.value)
+    }
+
+    private static func from(_ env: (String) -> String?) -> Paths {
+        let home = env("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? "/"
         func dir(_ key: String, _ fallback: String) -> String {
-            if let v = env[key], v.hasPrefix("/") { return v }
+            if let v = env(key), v.hasPrefix("/") { return v }
             return fallback
         }
         return Paths(
@@ -36,6 +46,11 @@ public struct Paths: Sendable, Equatable {
 }
 
 public enum Environment {
+    /// One variable of the process environment.
+    public static func value(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
     /// The process environment as a dictionary.
     public static var current: [String: String] {
         var result: [String: String] = [:]

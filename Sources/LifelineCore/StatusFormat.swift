@@ -4,18 +4,37 @@
 public enum StatusFormat {
     public static let defaultTemplate = "{icon} {state}"
 
-    /// Short, single-width icons that every terminal font has.
+    /// Short, single-width icons from one family (circles filling up as the
+    /// connection gets better) that every common terminal font has: a status line
+    /// reads at a glance without a Nerd Font.
     public static func icon(_ state: ConnectivityState) -> String {
         switch state {
         case .online: "●"
         case .portal: "◍"
         case .limited: "◐"
         case .offline: "○"
-        case .unknown: "?"
+        case .unknown: "◌"
         }
     }
 
-    public static func render(_ template: String, _ e: StateEvent, now: Int64) -> String {
+    /// A colour per state as `#RRGGBB`, for bars that take one (i3bar, waybar
+    /// without CSS). The usual meanings: green good, yellow/orange degraded, red bad.
+    public static func color(_ state: ConnectivityState) -> String {
+        switch state {
+        case .online: "#00CC66"
+        case .portal: "#E5C07B"
+        case .limited: "#FF9F1C"
+        case .offline: "#FF5555"
+        case .unknown: "#888888"
+        }
+    }
+
+    /// `escape` is applied to every field value, never to the template: a surface
+    /// that interprets markup (tmux `#[…]`, Pango) keeps the user's markup and
+    /// shows values (a reason from a third-party monitor) literally.
+    public static func render(
+        _ template: String, _ e: StateEvent, now: Int64, escape: (String) -> String = { $0 }
+    ) -> String {
         var out = ""
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
@@ -23,13 +42,23 @@ public enum StatusFormat {
             guard let close = rest[open...].firstIndex(of: "}") else { break }
             let name = rest[rest.index(after: open)..<close]
             if let value = field(String(name), e, now: now) {
-                out += value
+                out += escape(value)
             } else {
                 out += rest[open...close]
             }
             rest = rest[rest.index(after: close)...]
         }
         return out + rest
+    }
+
+    /// The line for a person: "online via wlan0 (wifi) for 2m 13s: probe answered in 23 ms".
+    /// Without `duration`, for lines printed at the moment of a change.
+    public static func plainTemplate(for e: StateEvent, duration: Bool = true) -> String {
+        var t = "{state}"
+        if !e.interface.isEmpty { t += " via {interface}" + (e.kind == .none ? "" : " ({kind})") }
+        if duration { t += " for {duration}" }
+        if !e.reason.isEmpty { t += ": {reason}" }
+        return t
     }
 
     static func field(_ name: String, _ e: StateEvent, now: Int64) -> String? {

@@ -21,5 +21,8 @@ public enum DefaultConfig {
 
         [[sink]]
         kind = "libnotify"
+
+        [[sink]]
+        kind = "tmux"
         """
 }

@@ -5,6 +5,7 @@ import LogSink
 import NetlinkMonitor
 import NotifySink
 import ProbeMonitor
+import TmuxSink
 
 /// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -20,6 +21,7 @@ public enum Registry {
         LogSink.self,
         NotifySink.self,
         DBusSink.self,
+        TmuxSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }

@@ -7,87 +7,113 @@ import LifelineDBus
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Print a line per state change until killed.",
+        abstract: "Print the state at once and again on every change, until killed.",
         discussion: """
-            Prints the current state at once, then one line per StateChanged signal of
-            org.lifeline.Lifeline1, each flushed as it comes. When the daemon stops, prints an
-            `unknown` line; when it comes back, its state.
+            Formats: plain, json (every field), i3bar (i3bar/swaybar protocol: header, then one \
+            status line per change), waybar (one object per line for a custom module with \
+            return-type json), or a template with status --format fields, e.g. '{icon} {state}'.
+            Changes come from the daemon's StateChanged signal on the session bus, else from the \
+            runtime state file. Each line is written at once (no buffering). While no daemon runs \
+            it shows 'unknown'.
             """
     )
 
-    @Option(help: "Output format: plain or json.")
-    var format: WatchFormat = .plain
+    @Option(help: "plain, json, i3bar, waybar, or a template such as '{icon} {state}'.")
+    var format: String = "plain"
+
+    func validate() throws {
+        if WatchFormat(argument: format) == nil {
+            throw ValidationError("--format must be \(WatchFormat.names.joined(separator: ", ")) or a template with {fields}, got '\(format)'")
+        }
+    }
 
     func run() throws {
-        let client: DaemonClient
-        do { client = try DaemonClient.connect() } catch {
+        let format = WatchFormat(argument: format)!
+        // A bar that goes away closes the pipe: finish quietly instead of dying on SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        for line in format.header { Self.emit(line) }
+        var last: String?
+        do {
+            try Self.source(paths: .fromEnvironment()).run { event in
+                let line = format.line(event, now: WallClock.micros())
+                guard line != last else { return }
+                last = line
+                Self.emit(line)
+            }
+        } catch {
             printError("\(error)")
-            throw ExitCode(3)
+            throw ExitCode(1)
         }
+    }
+
+    /// Where changes come from: the daemon's D-Bus signal when it answers on the
+    /// session bus (no file system involved, every transition in order); else the
+    /// runtime state file, which every daemon writes, D-Bus or not.
+    static func source(paths: Paths) -> any WatchSource {
+        if let client = try? DaemonClient.connect(), (try? client.status()) != nil {
+            return DBusWatchSource(client: client)
+        }
+        return StateFileSource(path: paths.stateFile)
+    }
+
+    /// One line, written straight to the file descriptor: a bar reading a pipe sees
+    /// it at once (stdout through a pipe is otherwise block-buffered).
+    static func emit(_ line: String) {
+        if !writeLine(line) { Glibc.exit(0) }  // the reader is gone
+    }
+}
+
+/// Changes as `StateChanged` signals of org.lifeline.Lifeline1; the daemon leaving
+/// or coming back is seen through `NameOwnerChanged`.
+struct DBusWatchSource: WatchSource {
+    let client: DaemonClient
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func run(_ deliver: (StateEvent?) -> Void) throws {
         let bus = client.connection
         do {
             // Subscribe before asking for the state: nothing falls in between.
             try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='\(Lifeline1.interfaceName)',member='StateChanged'")
             try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Lifeline1.busName)'")
         } catch {
-            printError("cannot subscribe: \(error)")
-            throw ExitCode(1)
+            throw Failure(description: "cannot subscribe: \(error)")
         }
-        var printer = WatchPrinter(format: format)
-        printer.show(Self.currentOrUnknown(client))
+        var order = SequenceOrder()
+        func show(_ e: StateEvent?) {
+            if let e, !order.accepts(e) { return }
+            deliver(e)
+        }
+        show(try? client.status())
         repeat {
             while let message = bus.popMessage() {
                 if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
                     guard let args = try? message.arguments(), args.count == 3,
                           let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
                     else { continue }
-                    printer.show(event)
+                    show(event)
                 } else if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
                     guard let args = try? message.arguments(), args.count == 3, let owner = args[2].string else { continue }
                     // A new daemon counts its sequence from 0 again.
-                    printer.restart()
-                    printer.show(owner.isEmpty ? Self.noDaemon : Self.currentOrUnknown(client))
+                    order = SequenceOrder()
+                    show(owner.isEmpty ? nil : try? client.status())
                 }
             }
         } while bus.readWrite(timeoutMs: -1)
-        printError("lost the session bus")
-        throw ExitCode(1)
-    }
-
-    static var noDaemon: StateEvent {
-        StateEvent(state: .unknown, previous: .unknown, since: WallClock.micros(), reason: "no daemon running", sequence: 0)
-    }
-
-    static func currentOrUnknown(_ client: DaemonClient) -> StateEvent {
-        (try? client.status()) ?? noDaemon
+        throw Failure(description: "lost the session bus")
     }
 }
 
-/// The formats of `lifeline watch`; one line per event.
-enum WatchFormat: String, ExpressibleByArgument, CaseIterable {
-    case plain, json
+/// Drops events older than one already shown: signals queued while `GetStatus`
+/// was answered may predate its answer.
+struct SequenceOrder {
+    private var last: UInt64?
 
-    func line(_ e: StateEvent, now: Int64) -> String {
-        switch self {
-        case .plain: StatusFormat.render(StatusCommand.plain(e), e, now: now)
-        case .json: JSONText.object(e)
-        }
-    }
-}
-
-/// Prints each event once, in sequence order, and exits quietly when the reader goes.
-struct WatchPrinter {
-    let format: WatchFormat
-    private var lastSequence: UInt64?
-
-    init(format: WatchFormat) { self.format = format }
-
-    mutating func restart() { lastSequence = nil }
-
-    mutating func show(_ e: StateEvent) {
-        // Signals queued while GetStatus was answered may be older than what it said.
-        if let last = lastSequence, e.sequence <= last, e.sequence != 0 { return }
-        lastSequence = e.sequence
-        if !writeLine(format.line(e, now: WallClock.micros())) { Glibc.exit(0) }
+    mutating func accepts(_ e: StateEvent) -> Bool {
+        if let last, e.sequence <= last, e.sequence != 0 { return false }
+        last = e.sequence
+        return true
     }
 }

@@ -242,7 +242,6 @@ _lifeline_watch() {
     # Offer option value completions
     case "${prev}" in
     '--format')
-        __lifeline_add_completions -W 'plain'$'\n''json'
         return
         ;;
     esac

@@ -53,7 +53,7 @@ _lifeline() {
             'daemon:Run the monitors and sinks in the foreground (systemd runs this).'
             'status:Print the current state once.'
             'check:Ask the daemon to probe now and print the resulting state.'
-            'watch:Print a line per state change until killed.'
+            'watch:Print the state at once and again on every change, until killed.'
             'config:Validate or print the configuration.'
             'history:List past outages (start, end, duration, worst state) from the event log.'
             'help:Show subcommand help information.'
@@ -113,9 +113,8 @@ _lifeline_check() {
 
 _lifeline_watch() {
     local -i ret=1
-    local -ar ___format=('plain' 'json')
     local -ar arg_specs=(
-        '--format[Output format\: plain or json.]:format:{__lifeline_complete "${___format[@]}"}'
+        '--format[plain, json, i3bar, waybar, or a template such as '\''{icon} {state}'\''.]:format:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,0 +1,79 @@
+/// What `lifeline watch --format F` prints (SPEC §6): pure renderers, one line
+/// per state, so any source of changes (the state file, D-Bus) can drive them.
+///
+/// - `plain`: a line for a person ("offline via wlan0 (wifi): default route removed").
+/// - `json`: every field of SPEC §2, one object per line.
+/// - `i3bar`: the i3bar/swaybar protocol: a header, `[`, then one status line
+///   (an array of blocks) per change, each followed by a comma (the "infinite array").
+/// - `waybar`: one object per line with `text`, `tooltip`, `class` (the state) and
+///   `alt` (the state, for `format-icons`), for a `custom` module with `return-type: json`.
+/// - a template containing `{…}` fields, as `status --format` (polybar `tail = true`).
+public enum WatchFormat: Sendable, Equatable {
+    case plain
+    case json
+    case i3bar
+    case waybar
+    case template(String)
+
+    public static let names = ["plain", "json", "i3bar", "waybar"]
+
+    /// Nil for a word that is neither a known format nor a template.
+    public init?(argument: String) {
+        switch argument {
+        case "plain": self = .plain
+        case "json": self = .json
+        case "i3bar": self = .i3bar
+        case "waybar": self = .waybar
+        default:
+            guard argument.contains("{") else { return nil }
+            self = .template(argument)
+        }
+    }
+
+    /// Lines printed once, before the first state.
+    public var header: [String] {
+        switch self {
+        case .i3bar: [#"{"version":1}"#, "["]
+        default: []
+        }
+    }
+
+    /// The line for `e` (nil: no daemon runs), without the newline.
+    public func line(_ e: StateEvent?, now: Int64) -> String {
+        let e = e ?? Self.noDaemon(at: now)
+        switch self {
+        case .plain:
+            return StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now)
+        case .json:
+            return JSONText.object(e)
+        case .template(let template):
+            return StatusFormat.render(template, e, now: now)
+        case .i3bar:
+            let text = StatusFormat.render(StatusFormat.defaultTemplate, e, now: now)
+            let block = [
+                ("name", JSONText.quote("lifeline")),
+                ("full_text", JSONText.quote(text)),
+                ("short_text", JSONText.quote(StatusFormat.icon(e.state))),
+                ("color", JSONText.quote(StatusFormat.color(e.state))),
+                ("urgent", e.state == .offline ? "true" : "false"),
+            ]
+            return "[" + Self.object(block) + "],"
+        case .waybar:
+            return Self.object([
+                ("text", JSONText.quote(StatusFormat.render(StatusFormat.defaultTemplate, e, now: now))),
+                ("tooltip", JSONText.quote(StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now))),
+                ("class", JSONText.quote(e.state.rawValue)),
+                ("alt", JSONText.quote(e.state.rawValue)),
+            ])
+        }
+    }
+
+    /// What a bar shows while no daemon runs: `unknown`, saying why.
+    public static func noDaemon(at now: Int64) -> StateEvent {
+        StateEvent(state: .unknown, previous: .unknown, since: now, reason: "lifeline daemon not running", sequence: 0)
+    }
+
+    private static func object(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+    }
+}

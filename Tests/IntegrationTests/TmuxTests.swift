@@ -1,0 +1,603 @@
+import Foundation
+import Testing
+
+/// The tmux sink and `lifeline watch` against real tmux servers on private
+/// sockets. Each inner server's client is attached inside an outer tmux, so its
+/// status line is really drawn and `capture-pane` reads what a user would see.
+@Suite(.serialized)
+struct TmuxTests {
+    static let tools = ["tmux"]
+
+    /// Publication → status line, per server (SPEC §5: "at once").
+    @Test func statusLinesOfThreeServersChangeWithin100ms() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let lab = try TmuxLab()
+        defer { lab.killAll() }
+        let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
+        let names = ["in1", "in2", "in3"]
+        for name in names {
+            try lab.startServer(name)
+            try lab.attach(name)
+        }
+        let monitor = try FifoMonitor(daemon)
+        try daemon.writeConfig(monitor.config(debounceMs: 200, sinks: """
+            [[sink]]
+            kind = "tmux"
+            alert = "never"
+            """))
+        try daemon.start()
+
+        try await monitor.say("online")
+        for name in names {
+            await Harness.waitUntil("\(name) shows online") { lab.statusLine(name).contains("● online") }
+        }
+
+        // What each client draws, as it draws it: the outer panes' output goes to
+        // files (pipe-pane), read here without starting a process per look.
+        var panes = try names.map { try PaneOutput(path: lab.pipe($0)) }
+        // The recorders start in the background: wait until each has recorded a redraw.
+        for (i, name) in names.enumerated() {
+            await Harness.waitUntil("recorder for \(name)") {
+                // Any change of the status line makes the client redraw it.
+                _ = try? lab.tmux(["-L", name, "set-option", "-g", "status-left", "\(Int.random(in: 0...9))"])
+                return !panes[i].read().isEmpty
+            }
+        }
+        for (state, text) in [("offline", "○ offline"), ("online", "● online"), ("limited", "◐ limited")] {
+            for i in panes.indices { _ = panes[i].read() }
+            try await monitor.say(state)
+            var seen = [Int64?](repeating: nil, count: names.count)
+            var raw = [[UInt8]](repeating: [], count: names.count)
+            var drawn = [String](repeating: "", count: names.count)
+            var written: Int64?  // when the daemon replaced the state file with `state`
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            while seen.contains(nil) || written == nil, clock.now < deadline {
+                for i in panes.indices where seen[i] == nil {
+                    for chunk in panes[i].read() where seen[i] == nil {
+                        raw[i] += chunk.bytes
+                        drawn[i] = PaneOutput.text(raw[i])
+                        if drawn[i].contains(text) { seen[i] = chunk.at }
+                    }
+                }
+                if written == nil { written = Self.modified(daemon.stateFilePath, holding: state) }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            // Publication, as the daemon's own state-file sink saw it. The bus's
+            // schedule (`since` + debounce) is shown too: on a starved machine the
+            // debounce timer itself fires late, which is no part of the push.
+            let publication = try #require(written, "state file never held \(state)")
+            let record = try #require(try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: daemon.stateFilePath))) as? [String: Any])
+            #expect(record["state"] as? String == state)
+            let scheduled = (record["since"] as! NSNumber).int64Value + 200_000
+            for (i, name) in names.enumerated() {
+                let at = try #require(seen[i], "\(name) never drew '\(text)': \(drawn[i].suffix(200))")
+                let latency = Double(at - publication) / 1000
+                #expect(latency < 100, """
+                    \(name): '\(text)' drawn \(latency) ms after the state file changed, \
+                    \(Double(at - scheduled) / 1000) ms after since + debounce; daemon: \
+                    \(daemon.daemonLog.split(separator: "\n").filter { $0.contains("@lifeline set") }.suffix(2))
+                    """)
+                #expect(lab.statusLine(name).contains(text))
+            }
+        }
+        #expect(try lab.option("in2") == "#[fg=colour208]◐ limited#[fg=default]")
+        await daemon.stop()
+    }
+
+    /// The state file's modification time (µs since the epoch) if it holds `state`.
+    static func modified(_ path: String, holding state: String) -> Int64? {
+        var st = stat()
+        guard stat(path, &st) == 0,
+              let text = try? String(contentsOfFile: path, encoding: .utf8),
+              text.contains("\"state\":\"\(state)\"")
+        else { return nil }
+        return Int64(st.st_mtim.tv_sec) * 1_000_000 + Int64(st.st_mtim.tv_nsec) / 1000
+    }
+
+    /// A server started after the daemon gets the value within a second; a socket
+    /// left by a dead server is skipped without a word; a restarted server is served again.
+    @Test func lateAndRestartedServersGetTheValueAndDeadSocketsAreSkipped() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let lab = try TmuxLab()
+        defer { lab.killAll() }
+        let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
+        let dead = try lab.makeDeadSocket("dead")
+        let monitor = try FifoMonitor(daemon)
+        try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: """
+            [[sink]]
+            kind = "tmux"
+            format = "{state} via {interface}"
+            colors = false
+            """))
+        try daemon.start()
+        try await monitor.say("online", interface: "eth#(touch pwned)")
+        await Harness.waitUntil("daemon online") { (try? daemon.cli(["status"]).status) == 0 }
+
+        // Field values are literal: `#` doubled, nothing run by tmux.
+        let expected = "online via eth##(touch pwned)"
+        try lab.startServer("late")
+        let started = ContinuousClock.now
+        await Harness.waitUntil(timeout: .milliseconds(1500), "late server gets @lifeline") {
+            (try? lab.option("late")) == expected
+        }
+        let delay = ContinuousClock.now - started
+        #expect(delay < .milliseconds(1500), "late server served after \(delay)")
+
+        try await lab.killServer("late")
+        try lab.startServer("late")
+        await Harness.waitUntil(timeout: .milliseconds(1500), "restarted server gets @lifeline") {
+            (try? lab.option("late")) == expected
+        }
+        await daemon.stop()
+        #expect(!daemon.daemonLog.contains(dead), "the dead socket was logged:\n\(daemon.daemonLog)")
+        #expect(!daemon.daemonLog.contains("warning"), "\(daemon.daemonLog)")
+    }
+
+    /// Without a notification server, each outage shows one `display-message` on
+    /// attached clients: not again when the state changes within the outage.
+    @Test func displayMessageOncePerOutageWithoutNotificationServer() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let lab = try TmuxLab()
+        defer { lab.killAll() }
+        var environment = lab.daemonEnvironment
+        // A session bus that does not exist: no notification server can answer.
+        environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=\(lab.root)/no-bus"
+        environment["DISPLAY"] = ""
+        let daemon = try DaemonFixture(extraEnvironment: environment)
+        try lab.startServer("in1")
+        try lab.attach("in1")
+        let monitor = try FifoMonitor(daemon)
+        try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: """
+            [[sink]]
+            kind = "tmux"
+            alert = "auto"
+            alert_duration = "300ms"
+            """))
+        try daemon.start()
+
+        try await monitor.say("online")
+        await Harness.waitUntil("online shown") { lab.statusLine("in1").contains("● online") }
+        #expect(lab.alerts("in1").isEmpty)
+
+        try await monitor.say("offline")
+        await Harness.waitUntil("the alert") { lab.alerts("in1").count == 1 }
+        #expect(lab.alerts("in1").first?.contains("Lifeline: offline") == true)
+        await Harness.waitUntil("the alert shown on the status line") {
+            lab.statusLine("in1").contains("Lifeline: offline") || lab.alerts("in1").count == 1
+        }
+
+        try await monitor.say("limited")  // same outage
+        await Harness.waitUntil("limited") { (try? lab.option("in1"))?.contains("limited") == true }
+        try await monitor.say("online")  // outage over
+        await Harness.waitUntil("online") { (try? lab.option("in1"))?.contains("online") == true }
+        try await monitor.say("offline")  // a new outage
+        await Harness.waitUntil("the second alert") { lab.alerts("in1").count >= 2 }
+        // The sink handles updates in order: had `limited` alerted, it would be here by now.
+        let alerts = lab.alerts("in1")
+        #expect(alerts.count == 2, "\(alerts)")
+        #expect(alerts.allSatisfy { $0.contains("Lifeline: offline") }, "\(alerts)")
+        await daemon.stop()
+    }
+
+    /// The TPM plugin puts `#{@lifeline}` where `@lifeline_position` says, once.
+    @Test func tpmPluginPlacesTheOptionOnce() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let lab = try TmuxLab()
+        defer { lab.killAll() }
+        try lab.startServer("tpm", statusLine: false)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("packaging/tmux/lifeline.tmux").path
+        func option(_ name: String) throws -> String {
+            let out = try lab.tmux(["-L", "tpm", "show-options", "-gv", name]).stdout
+            return out.hasSuffix("\n") ? String(out.dropLast()) : out
+        }
+        func plugin() throws {
+            let r = try lab.tmux(["-L", "tpm", "run-shell", script])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let right = try option("status-right"), left = try option("status-left")
+        try plugin()  // no position set: nothing changes
+        #expect(try option("status-right") == right)
+        #expect(try option("status-left") == left)
+
+        try lab.tmux(["-L", "tpm", "set-option", "-g", "@lifeline_position", "right"])
+        try plugin()
+        try plugin()
+        #expect(try option("status-right") == "#{@lifeline} " + right)
+
+        try lab.tmux(["-L", "tpm", "set-option", "-g", "@lifeline_position", "left"])
+        try plugin()
+        try plugin()
+        #expect(try option("status-left") == left + " #{@lifeline} ")
+    }
+
+    /// `watch --format waybar`: one JSON object per line, `class` = the state;
+    /// `--format i3bar`: header, `[`, then one array of blocks per line.
+    @Test func watchPrintsWaybarAndI3barLines() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let daemon = try DaemonFixture()
+        let monitor = try FifoMonitor(daemon)
+        try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: ""))
+        // Started before the daemon: a bar starts with the session, maybe first.
+        let waybar = try LineReader(daemon, ["watch", "--format", "waybar"])
+        let i3bar = try LineReader(daemon, ["watch", "--format", "i3bar"])
+        defer {
+            waybar.stop()
+            i3bar.stop()
+        }
+        await Harness.waitUntil("first waybar line") { !waybar.lines.isEmpty }
+        try daemon.start()
+        for state in ["online", "offline", "online"] {
+            try await monitor.say(state)
+            await Harness.waitUntil("\(state) in the log") { daemon.loggedStates().last == state }
+        }
+        let expectedTail = ["online", "offline", "online"]
+        func classes() -> [String] {
+            waybar.lines.compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["class"] as? String
+            }
+        }
+        await Harness.waitUntil("waybar shows every change") { Array(classes().suffix(3)) == expectedTail }
+
+        let lines = waybar.lines
+        #expect(classes().first == "unknown", "before the daemon: \(lines)")
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            for key in ["text", "tooltip", "class", "alt"] { #expect(object[key] is String, "\(key) in \(line)") }
+            #expect(object["alt"] as? String == object["class"] as? String)
+        }
+        #expect(lines.contains { $0.contains(#""text":"○ offline""#) }, "\(lines)")
+
+        await Harness.waitUntil("i3bar shows every change") { i3bar.lines.count >= 2 + 4 }
+        let bar = i3bar.lines
+        let header = try #require(try JSONSerialization.jsonObject(with: Data(bar[0].utf8)) as? [String: Any])
+        #expect(header["version"] as? Int == 1)
+        #expect(bar[1] == "[")
+        var texts: [String] = []
+        for line in bar.dropFirst(2) {
+            #expect(line.hasSuffix(","), "\(line)")
+            let blocks = try #require(try JSONSerialization.jsonObject(with: Data(line.dropLast().utf8)) as? [[String: Any]], "\(line)")
+            #expect(blocks.count == 1)
+            let block = try #require(blocks.first)
+            #expect((block["color"] as? String)?.hasPrefix("#") == true, "\(line)")
+            texts.append(try #require(block["full_text"] as? String, "\(line)"))
+        }
+        #expect(Array(texts.suffix(3)) == ["● online", "○ offline", "● online"], "\(texts)")
+        // The stream so far plus a closing element is one valid JSON array.
+        let stream = bar.dropFirst().joined(separator: "\n") + "[]]"
+        #expect((try? JSONSerialization.jsonObject(with: Data(stream.utf8))) is [Any])
+        await daemon.stop()
+    }
+}
+
+// MARK: - Helpers
+
+func wallMicros() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+
+/// Private tmux servers: inner ones in a private TMUX_TMPDIR (where the daemon
+/// looks), each shown by a client running in a window of one outer server on a
+/// socket outside that folder. Kills every server it started.
+final class TmuxLab: @unchecked Sendable {
+    let root: String
+    let tmpdir: String
+    let outerSocket: String
+    let environment: [String: String]
+    private var servers: [String] = []
+    private var outerStarted = false
+
+    /// A short path of its own: socket paths must fit in 108 bytes.
+    init() throws {
+        root = "/tmp/lifeline-tmux-\(UUID().uuidString.prefix(8))"
+        tmpdir = root + "/t"
+        outerSocket = root + "/outer.sock"
+        try FileManager.default.createDirectory(atPath: tmpdir, withIntermediateDirectories: true)
+        var env = ProcessInfo.processInfo.environment
+        env["TMUX_TMPDIR"] = tmpdir
+        env["TMUX"] = nil
+        env["TMUX_PANE"] = nil
+        environment = env
+    }
+
+    /// What the daemon needs to find these servers.
+    var daemonEnvironment: [String: String] { ["TMUX_TMPDIR": tmpdir] }
+
+    /// The folder tmux uses for `-L` sockets.
+    var socketFolder: String { "\(tmpdir)/tmux-\(getuid())" }
+
+    /// Runs tmux to completion with its output in files (a pipe would be inherited
+    /// by a server that tmux starts and never reach end of file).
+    @discardableResult
+    func tmux(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let id = UUID().uuidString.prefix(8)
+        let out = "\(root)/out.\(id)", err = "\(root)/err.\(id)"
+        defer {
+            unlink(out)
+            unlink(err)
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let program = Harness.which("tmux") ?? "/usr/bin/tmux"
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        // Test code runs on threads that block most signals, and a spawned process
+        // inherits that mask: a tmux server (and its panes) would then ignore
+        // SIGHUP/SIGTERM and never exit on kill-server. Start with a clean slate.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+        guard spawned == 0 else { throw Failure("spawn tmux: errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw Failure("waitpid: errno \(errno)") }
+        }
+        let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (exit, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+                (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    }
+
+    func startServer(_ name: String, statusLine: Bool = true) throws {
+        servers.append(name)
+        let r = try tmux(["-L", name, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "100", "-y", "8", "sleep infinity"])
+        guard r.status == 0 else { throw Failure("tmux -L \(name) new-session: \(r.stderr)") }
+        guard statusLine else { return }
+        try tmux(["-L", name, "set-option", "-g", "status-left", ""])
+        try tmux(["-L", name, "set-option", "-g", "status-right", "#{@lifeline}"])
+        try tmux(["-L", name, "set-option", "-g", "status-right-length", "90"])
+    }
+
+    /// A client of `name` in a window of the outer server, so its status line is drawn.
+    func attach(_ name: String) throws {
+        let command = "TMUX= exec tmux -L \(name) attach"
+        let r = outerStarted
+            ? try tmux(["-S", outerSocket, "new-session", "-d", "-s", name, "-x", "100", "-y", "8", command])
+            : try tmux(["-S", outerSocket, "-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "100", "-y", "8", command])
+        guard r.status == 0 else { throw Failure("outer new-session: \(r.stderr)") }
+        if !outerStarted {
+            outerStarted = true
+            try tmux(["-S", outerSocket, "set-option", "-g", "status", "off"])
+            // Keeps the outer server up whatever its other windows do.
+            try tmux(["-S", outerSocket, "new-session", "-d", "-s", "keep", "sleep infinity"])
+        }
+    }
+
+    /// The bottom line of the outer window showing `name`: the inner status line.
+    func statusLine(_ name: String) -> String {
+        guard let r = try? tmux(["-S", outerSocket, "capture-pane", "-p", "-t", "\(name):"]), r.status == 0 else { return "" }
+        return r.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().last.map(String.init) ?? ""
+    }
+
+    /// Records everything the outer window showing `name` receives, chunk by chunk,
+    /// each stamped with the wall-clock time it arrived (`µs hex` per line). The
+    /// stamp is taken by the recorder, not by the test, whose threads may be busy.
+    func pipe(_ name: String) throws -> String {
+        let path = "\(root)/pipe.\(name)"
+        let recorder = "\(root)/recorder.py"
+        try """
+            import os, sys, time
+            while True:
+                data = os.read(0, 65536)
+                if not data:
+                    break
+                sys.stdout.write("%d %s\\n" % (time.time_ns() // 1000, data.hex()))
+                sys.stdout.flush()
+            """.write(toFile: recorder, atomically: true, encoding: .utf8)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let r = try tmux(["-S", outerSocket, "pipe-pane", "-o", "-t", "\(name):", "exec python3 '\(recorder)' >> '\(path)'"])
+        guard r.status == 0 else { throw Failure("pipe-pane: \(r.stderr)") }
+        return path
+    }
+
+    func option(_ name: String) throws -> String {
+        let r = try tmux(["-L", name, "show-options", "-gv", "@lifeline"])
+        return r.stdout.hasSuffix("\n") ? String(r.stdout.dropLast()) : r.stdout
+    }
+
+    /// Messages `display-message` put on clients of `name` (tmux keeps a log of them).
+    func alerts(_ name: String) -> [String] {
+        guard let r = try? tmux(["-L", name, "show-messages"]) else { return [] }
+        return r.stdout.split(separator: "\n").map(String.init).filter { $0.contains(" message: Lifeline:") }
+    }
+
+    /// Kills a server and waits (bounded) until it no longer answers.
+    func killServer(_ name: String) async throws {
+        try tmux(["-L", name, "kill-server"])
+        await Harness.waitUntil("server \(name) gone") { (try? tmux(["-L", name, "has-session"]).status) != 0 }
+    }
+
+    /// A socket file nobody listens on, as a killed server leaves behind.
+    func makeDeadSocket(_ name: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let path = socketFolder + "/" + name
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(fd)
+        guard bound == 0 else { throw Failure("bind \(path): errno \(errno)") }
+        return path
+    }
+
+    func killAll() {
+        for name in servers { _ = try? tmux(["-L", name, "kill-server"]) }
+        if outerStarted { _ = try? tmux(["-S", outerSocket, "kill-server"]) }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+        init(_ d: String) { description = d }
+    }
+}
+
+/// A recorder's file (see `TmuxLab.pipe`) read as it grows: terminal output in
+/// arrival order with arrival times; `text` is what a terminal would show.
+struct PaneOutput {
+    let path: String
+    private var offset = 0
+    private var pending = ""
+
+    init(path: String) { self.path = path }
+
+    /// New chunks since the last call: (arrival µs since the epoch, raw bytes).
+    mutating func read() -> [(at: Int64, bytes: [UInt8])] {
+        guard let data = FileManager.default.contents(atPath: path), data.count > offset else { return [] }
+        pending += String(decoding: data[offset...], as: UTF8.self)
+        offset = data.count
+        var chunks: [(Int64, [UInt8])] = []
+        while let newline = pending.firstIndex(of: "\n") {
+            let line = pending[..<newline]
+            pending = String(pending[pending.index(after: newline)...])
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let at = Int64(parts[0]) else { continue }
+            var bytes: [UInt8] = []
+            var hex = parts[1].makeIterator()
+            while let hi = hex.next(), let lo = hex.next(), let b = UInt8(String([hi, lo]), radix: 16) { bytes.append(b) }
+            chunks.append((at, bytes))
+        }
+        return chunks
+    }
+
+    /// Drops CSI (`ESC [ … final`), charset (`ESC ( x`) and other two-byte escapes, and control bytes.
+    static func text(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == 0x1B, i + 1 < bytes.count {
+                let next = bytes[i + 1]
+                if next == UInt8(ascii: "[") {
+                    i += 2
+                    while i < bytes.count, !(0x40...0x7E).contains(bytes[i]) { i += 1 }
+                    i += 1
+                } else if next == UInt8(ascii: "(") || next == UInt8(ascii: ")") {
+                    i += 3
+                } else {
+                    i += 2
+                }
+            } else {
+                if b >= 0x20 || b == 0x0A { out.append(b) }
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// An exec monitor fed through a FIFO: `say("offline")` makes the daemon observe it.
+struct FifoMonitor {
+    let fifo: String
+    let script: String
+
+    init(_ daemon: DaemonFixture) throws {
+        fifo = daemon.path("monitor.fifo")
+        guard mkfifo(fifo, 0o600) == 0 else { throw TmuxLab.Failure("mkfifo: errno \(errno)") }
+        script = try daemon.writeScript("monitor.sh", "#!/bin/sh\nwhile :; do cat '\(fifo)'; done\n")
+    }
+
+    func config(debounceMs: Int, sinks: String) -> String {
+        """
+        [debounce]
+        down = "\(debounceMs)ms"
+        up = "\(debounceMs)ms"
+
+        [[monitor]]
+        kind = "exec"
+        command = ["\(script)"]
+
+        \(sinks)
+        """
+    }
+
+    func say(_ state: String, interface: String = "eth0") async throws {
+        let line = #"{"state":"\#(state)","interface":"\#(interface)","reason":"test says \#(state)"}"# + "\n"
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        // Non-blocking open fails until the monitor's `cat` has the FIFO open.
+        var fd: Int32 = -1
+        while fd < 0 {
+            fd = open(fifo, O_WRONLY | O_NONBLOCK)
+            if fd < 0 {
+                guard clock.now < deadline else { throw TmuxLab.Failure("no reader on \(fifo)") }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        defer { close(fd) }
+        let written = line.withCString { write(fd, $0, strlen($0)) }
+        guard written == line.utf8.count else { throw TmuxLab.Failure("short write to \(fifo)") }
+    }
+}
+
+/// A `lifeline` process whose standard output is collected line by line.
+final class LineReader: @unchecked Sendable {
+    private let process = Process()
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var collected: [String] = []
+
+    init(_ daemon: DaemonFixture, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: Harness.binary)
+        process.arguments = arguments
+        process.environment = daemon.environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            self?.take(handle.availableData)
+        }
+        try process.run()
+    }
+
+    private func take(_ data: Data) {
+        lock.lock()
+        defer { lock.unlock() }
+        buffer.append(data)
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            collected.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+            buffer.removeSubrange(buffer.startIndex...newline)
+        }
+    }
+
+    var lines: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return collected
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}

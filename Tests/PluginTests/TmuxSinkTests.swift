@@ -1,0 +1,243 @@
+import Foundation
+@testable import LifelineCore
+import Testing
+import Logging
+@testable import TmuxSink
+
+struct TmuxTextTests {
+    let now: Int64 = 1_700_000_000_000_000
+
+    func event(_ state: ConnectivityState, interface: String = "wlan0", reason: String = "") -> StateEvent {
+        StateEvent(state: state, previous: .unknown, since: now, interface: interface, reason: reason, sequence: 1)
+    }
+
+    @Test func defaultIsIconAndStateInTheStateColour() {
+        let template = TmuxSink.Config().format
+        #expect(TmuxText.status(event(.online), template: template, colors: true, now: now) == "#[fg=green]● online#[fg=default]")
+        #expect(TmuxText.status(event(.offline), template: template, colors: true, now: now) == "#[fg=red]○ offline#[fg=default]")
+        #expect(TmuxText.status(event(.limited), template: template, colors: true, now: now) == "#[fg=colour208]◐ limited#[fg=default]")
+        #expect(TmuxText.status(event(.portal), template: template, colors: true, now: now) == "#[fg=yellow]◍ portal#[fg=default]")
+        #expect(TmuxText.status(event(.unknown), template: template, colors: true, now: now) == "#[fg=default]◌ unknown#[fg=default]")
+    }
+
+    @Test func coloursOff() {
+        #expect(TmuxText.status(event(.offline), template: "{icon} {state}", colors: false, now: now) == "○ offline")
+    }
+
+    @Test func valuesAreLiteralTemplateStylesAreKept() {
+        let e = event(.limited, interface: "e#[fg=blue]th0", reason: "probe said #(reboot)\nnow")
+        let text = TmuxText.status(e, template: "#[bold]{interface}#[nobold] {reason}", colors: false, now: now)
+        #expect(text == "#[bold]e##[fg=blue]th0#[nobold] probe said ##(reboot) now")
+    }
+
+    @Test func aTrailingSemicolonSurvivesTmuxArgumentParsing() {
+        #expect(TmuxText.status(event(.online), template: "{state};", colors: false, now: now) == "online\\;")
+        #expect(TmuxText.argument("a;b") == "a;b")
+    }
+
+    @Test func alertNamesStateInterfaceAndReasonLiterally() {
+        let e = event(.offline, reason: "route #(gone)")
+        #expect(TmuxText.alert(e) == "Lifeline: offline (wlan0) — route ##(gone)")
+        #expect(TmuxText.alert(event(.portal, interface: "")) == "Lifeline: portal")
+    }
+}
+
+struct TmuxServersTests {
+    @Test func socketFolderFollowsTmux() {
+        #expect(TmuxServers.directory(environment: [:], uid: 1000) == "/tmp/tmux-1000")
+        #expect(TmuxServers.directory(environment: ["TMUX_TMPDIR": ""], uid: 1000) == "/tmp/tmux-1000")
+        #expect(TmuxServers.directory(environment: ["TMUX_TMPDIR": "/run/user/1000/"], uid: 1000) == "/run/user/1000/tmux-1000")
+    }
+
+    @Test func scanFindsSocketsOnlyAndTellsListeningFromDead() throws {
+        let dir = "/tmp/lifeline-scan-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(TmuxServers.scan(dir + "/missing").isEmpty)
+        _ = FileManager.default.createFile(atPath: dir + "/plain-file", contents: Data())
+        let live = try UnixSocket(path: dir + "/live", listen: true)
+        defer { live.close() }
+        let dead = try UnixSocket(path: dir + "/dead", listen: false)
+        dead.close()
+        let found = TmuxServers.scan(dir)
+        #expect(found.map(\.path) == [dir + "/dead", dir + "/live"])
+        #expect(TmuxServers.isListening(dir + "/live"))
+        #expect(!TmuxServers.isListening(dir + "/dead"))
+        #expect(!TmuxServers.isListening(dir + "/missing"))
+    }
+}
+
+struct TmuxConfigTests {
+    @Test func decodesFromNothingAndRejectsBadValues() throws {
+        let empty = try JSONDecoder().decode(TmuxSink.Config.self, from: Data("{}".utf8))
+        #expect(empty == TmuxSink.Config())
+        #expect(empty.format == "{icon} {state}" && empty.colors && empty.alert == .auto)
+        let set = try JSONDecoder().decode(TmuxSink.Config.self, from: Data(#"{"format":"{state}","colors":false,"alert":"never","alert_duration":"2s"}"#.utf8))
+        #expect(set == TmuxSink.Config(format: "{state}", colors: false, alert: .never, alertDuration: .seconds(2)))
+        for bad in [#"{"alert":"sometimes"}"#, #"{"format":""}"#, #"{"alert_duration":"10ms"}"#] {
+            #expect(throws: (any Error).self, "\(bad)") { try JSONDecoder().decode(TmuxSink.Config.self, from: Data(bad.utf8)) }
+        }
+    }
+}
+
+/// A bound unix socket, listening or not (a dead one, as a killed tmux leaves).
+final class UnixSocket {
+    let fd: Int32
+
+    init(path: String, listen shouldListen: Bool) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw POSIXError(.EADDRINUSE) }
+        if shouldListen { _ = listen(fd, 4) }
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
+
+/// The sink's turns against stand-ins for tmux and dbus-send that record their
+/// arguments: what is pushed where, when the alert fires, what is retried.
+struct TmuxPusherTests {
+    final class Bench {
+        let dir: String
+        let sockets: String
+        let calls: String
+        let tmux: String
+        let dbusSend: String
+        var live: [UnixSocket] = []
+
+        init() throws {
+            dir = "/tmp/lifeline-pusher-\(UUID().uuidString.prefix(8))"
+            sockets = dir + "/tmux-0"
+            calls = dir + "/calls"
+            try FileManager.default.createDirectory(atPath: sockets, withIntermediateDirectories: true)
+            tmux = dir + "/tmux"
+            // Fails for a socket named "broken"; lists one client; records every call.
+            try """
+                #!/bin/sh
+                echo "$*" >> '\(calls)'
+                case "$2" in */broken) exit 1;; esac
+                [ "$3" = list-clients ] && echo /dev/pts/9
+                exit 0
+                """.write(toFile: tmux, atomically: true, encoding: .utf8)
+            dbusSend = dir + "/dbus-send"
+            try """
+                #!/bin/sh
+                [ -e '\(dir)/notifications' ] || exit 1
+                echo '   boolean true'
+                """.write(toFile: dbusSend, atomically: true, encoding: .utf8)
+            chmod(tmux, 0o755)
+            chmod(dbusSend, 0o755)
+        }
+
+        func server(_ name: String) throws {
+            live.append(try UnixSocket(path: sockets + "/" + name, listen: true))
+        }
+
+        func sink(_ config: TmuxSink.Config = TmuxSink.Config(alert: .always)) -> TmuxSink {
+            let context = PluginContext(name: "sink tmux", logger: Logger(label: "test"),
+                                        paths: Paths(configHome: dir, stateHome: dir, runtimeDir: dir),
+                                        control: Bus(clock: ContinuousClock()))
+            return TmuxSink(config: config, context: context, socketDirectory: sockets, tmux: tmux, dbusSend: dbusSend)
+        }
+
+        /// Calls since the last look.
+        func take() -> [String] {
+            let text = (try? String(contentsOfFile: calls, encoding: .utf8)) ?? ""
+            unlink(calls)
+            return text.split(separator: "\n").map { $0.replacingOccurrences(of: sockets + "/", with: "") }
+        }
+
+        deinit {
+            live.forEach { $0.close() }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+
+    static let start: Int64 = 1_700_000_000_000_000
+
+    func update(_ state: ConnectivityState, outage: UInt64? = nil, transition: Bool = true, mutedUntil: Int64 = 0) -> Update {
+        let e = StateEvent(state: state, previous: .unknown, since: Self.start, interface: "eth0", reason: "r", sequence: 1)
+        let o = outage.map { Outage(id: $0, since: Self.start, worst: state, endedAt: state == .online ? Self.start : nil) }
+        return Update(event: e, isTransition: transition, outage: o, mutedUntil: mutedUntil)
+    }
+
+    @Test func pushesEachNewValueOnceToEveryServerAndNewServersOnRescan() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        try bench.server("b")
+        var pusher = Pusher(sink: bench.sink())
+        await pusher.step(update(.online, transition: false))
+        #expect(Set(bench.take()) == [
+            "-S a set-option -g @lifeline #[fg=green]● online#[fg=default]",
+            "-S b set-option -g @lifeline #[fg=green]● online#[fg=default]",
+        ])
+        await pusher.step(nil)  // a rescan with nothing new
+        await pusher.step(update(.online, transition: false))  // same text (e.g. only rtt changed)
+        #expect(bench.take().isEmpty)
+        try bench.server("c")
+        await pusher.step(nil)
+        #expect(bench.take() == ["-S c set-option -g @lifeline #[fg=green]● online#[fg=default]"])
+    }
+
+    @Test func aFailingServerIsTriedThreeTimesADeadSocketNever() async throws {
+        let bench = try Bench()
+        try bench.server("broken")
+        try UnixSocket(path: bench.sockets + "/dead", listen: false).close()
+        var pusher = Pusher(sink: bench.sink())
+        await pusher.step(update(.online, transition: false))
+        for _ in 0..<5 { await pusher.step(nil) }
+        let calls = bench.take()
+        #expect(calls.filter { $0.hasPrefix("-S broken set-option") }.count == 3, "\(calls)")
+        #expect(!calls.contains { $0.contains("dead") }, "\(calls)")
+        #expect(calls.count == 3, "\(calls)")
+    }
+
+    @Test func alertOncePerOutageNotWhileMuted() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        var pusher = Pusher(sink: bench.sink())
+        await pusher.step(update(.online, transition: false))
+        _ = bench.take()
+
+        await pusher.step(update(.offline, outage: 1))
+        let alert = "-S a display-message -c /dev/pts/9 -d 5000 Lifeline: offline (eth0) — r"
+        #expect(bench.take().filter { !$0.contains("set-option") } == ["-S a list-clients -F #{client_name}", alert])
+        await pusher.step(update(.limited, outage: 1))  // same outage
+        await pusher.step(update(.online, outage: 1))  // over
+        #expect(bench.take().allSatisfy { $0.contains("set-option") })
+
+        let future = WallClock.micros() + 3_600_000_000
+        await pusher.step(update(.offline, outage: 2, mutedUntil: future))
+        #expect(bench.take().allSatisfy { $0.contains("set-option") })
+        await pusher.step(update(.limited, outage: 2))  // mute over, same outage: not told yet
+        #expect(bench.take().contains { $0.contains("display-message") && $0.contains("limited") })
+        await pusher.step(update(.limited, outage: 2, transition: false))
+        #expect(bench.take().isEmpty)
+    }
+
+    @Test func autoStaysQuietWhenANotificationServerRunsNeverAlwaysQuiet() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        _ = FileManager.default.createFile(atPath: bench.dir + "/notifications", contents: Data())
+        var auto = Pusher(sink: bench.sink(TmuxSink.Config(alert: .auto)))
+        await auto.step(update(.offline, outage: 1))
+        #expect(!bench.take().contains { $0.contains("display-message") })
+
+        unlink(bench.dir + "/notifications")
+        await auto.step(update(.offline, outage: 2))
+        #expect(bench.take().contains { $0.contains("display-message") })
+
+        var never = Pusher(sink: bench.sink(TmuxSink.Config(alert: .never)))
+        await never.step(update(.offline, outage: 3))
+        #expect(!bench.take().contains { $0.contains("display-message") })
+    }
+}
