@@ -252,6 +252,7 @@ struct TmuxTests {
 
         await Harness.waitUntil("i3bar shows every change") { i3bar.lines.count >= 2 + 4 }
         let bar = i3bar.lines
+        try #require(bar.count >= 2)
         let header = try #require(try JSONSerialization.jsonObject(with: Data(bar[0].utf8)) as? [String: Any])
         #expect(header["version"] as? Int == 1)
         #expect(bar[1] == "[")

@@ -5,7 +5,7 @@ import Testing
 /// a real notification server (dunst) on it. dunst can be killed and started
 /// again, as a crashing notification server would.
 final class Desktop: @unchecked Sendable {
-    static let tools = ["dbus-daemon", "dbus-monitor", "Xvfb", "dunst", "dunstctl", "import", "identify"]
+    static let tools = ["dbus-daemon", "dbus-monitor", "Xvfb", "dunst", "dunstctl", "import", "identify", "xwininfo"]
 
     let bus: PrivateBus
     let display: String
@@ -36,6 +36,10 @@ final class Desktop: @unchecked Sendable {
 
     /// Starts dunst and waits (bounded) until it answers on the bus.
     func startNotificationServer() async throws {
+        // dunst gives up at once if the X server is not accepting clients yet.
+        await Harness.waitUntil("Xvfb on \(display)") {
+            (try? Harness.run(["xwininfo", "-root", "-display", self.display]).status) == 0
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Harness.which("dunst") ?? "/usr/bin/dunst")
         p.environment = environment
