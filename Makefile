@@ -25,6 +25,7 @@ build: deps
 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline
+	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-cli
 
 # Tests run one at a time: several assert latency bounds (a sink delivers within
 # 10 ms, tmux redraws within 100 ms) that parallel tests on two cores would blur.

@@ -18,6 +18,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lifeline", targets: ["lifeline"]),
+        .executable(name: "lifeline-cli", targets: ["lifeline-cli"]),
         .library(name: "LifelineCore", targets: ["LifelineCore"]),
         .library(name: "LifelineTestKit", targets: ["LifelineTestKit"]),
     ],
@@ -62,8 +63,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ] + plugins.map { .target(name: $0.name) }
         ),
+        // The front binary: `status` from the state file, everything else by exec of lifeline-cli.
+        .executableTarget(name: "lifeline", dependencies: ["LifelineCore"]),
         .executableTarget(
-            name: "lifeline",
+            name: "lifeline-cli",
             dependencies: [
                 "LifelineCore", "LifelineConfig", "LifelineDaemon", "LogSink", "DBusSink", "LifelineDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -98,7 +101,7 @@ let package = Package(
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["lifeline", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"],
+            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"],
             exclude: ["Resources"]  // the probe tests' check servers (Python)
         ),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),

@@ -10,7 +10,8 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
 install -Dm755 .build/release/lifeline "$root/usr/bin/lifeline"
-strip "$root/usr/bin/lifeline"
+install -Dm755 .build/release/lifeline-cli "$root/usr/libexec/lifeline/lifeline-cli"
+strip "$root/usr/bin/lifeline" "$root/usr/libexec/lifeline/lifeline-cli"
 install -Dm644 packaging/systemd/lifeline.service "$root/usr/lib/systemd/user/lifeline.service"
 for f in packaging/dbus/*.service; do [ -e "$f" ] && install -Dm644 "$f" "$root/usr/share/dbus-1/services/$(basename "$f")"; done
 for f in packaging/dbus/*.xml; do [ -e "$f" ] && install -Dm644 "$f" "$root/usr/share/dbus-1/interfaces/$(basename "$f")"; done
@@ -30,8 +31,8 @@ Package: lifeline
 Version: $version
 Architecture: $arch
 Maintainer: Lifeline developers <lifeline@localhost>
-Depends: libc6, libstdc++6, libdbus-1-3, libglib2.0-0
-Recommends: dbus-user-session, libnotify4, tmux
+Depends: libc6, libstdc++6, libdbus-1-3, libglib2.0-0, libcurl4, libnotify4
+Recommends: dbus-user-session, tmux
 Section: net
 Priority: optional
 Description: connectivity notifier for the Linux desktop

@@ -3,19 +3,10 @@ import Glibc
 import LifelineCore
 import Logging
 
+/// The full CLI. Users run `lifeline`, a small front binary that answers
+/// `status` from the state file itself and hands everything else to this one
+/// (Sources/lifeline/main.swift).
 @main
-enum Entry {
-    static func main() async {
-        // `status` is the command run every second by status bars: it skips the
-        // argument parser and never starts the async runtime (StatusCommand.fastPath).
-        let arguments = CommandLine.arguments
-        if arguments.count >= 2, arguments[1] == "status", let code = StatusCommand.fastPath(arguments.dropFirst(2)) {
-            exit(code)
-        }
-        await Lifeline.main()
-    }
-}
-
 struct Lifeline: AsyncParsableCommand {
     static let version = "0.1.0"
 

@@ -42,31 +42,6 @@ struct StatusCommand: ParsableCommand {
         return event.state == .online ? 0 : 1
     }
 
-    /// `status [--format F | --format=F] [--json]` parsed by hand, for the process
-    /// that a tmux `#()` or a bar starts every second. ArgumentParser discovers
-    /// options by reflection, and in the statically linked binary every first
-    /// protocol-conformance lookup scans the records of all linked modules
-    /// (Foundation, ICU, TOMLKit…): that, plus starting the async runtime's thread
-    /// pool, was most of the command's time. Anything else (`--help`, a typo)
-    /// returns nil and goes through ArgumentParser, which owns the messages.
-    static func fastPath(_ arguments: ArraySlice<String>) -> Int32? {
-        var format: String?
-        var json = false
-        var rest = arguments
-        while let argument = rest.popFirst() {
-            if argument == "--json", !json {
-                json = true
-            } else if argument == "--format", format == nil, let value = rest.popFirst(), !value.hasPrefix("-") {
-                format = value
-            } else if argument.hasPrefix("--format="), format == nil {
-                format = String(argument.dropFirst("--format=".count))
-            } else {
-                return nil
-            }
-        }
-        return report(format: format, json: json)
-    }
-
     /// The default line for a person: "online via wlan0 (wifi) for 2m 13s: probe answered in 23 ms".
     static func plain(_ e: StateEvent) -> String {
         StatusFormat.plainTemplate(for: e)
@@ -86,7 +61,6 @@ struct StateOutput: ParsableArguments {
     }
 
     static func render(_ event: StateEvent, format: String?, json: Bool) -> String {
-        if json { return JSONText.object(event) }
-        return StatusFormat.render(format ?? StatusCommand.plain(event), event, now: WallClock.micros())
+        StatusFormat.output(event, format: format, json: json)
     }
 }

@@ -4,20 +4,29 @@ import LifelineCore
 /// The daemon's current state as the CLI sees it: the runtime state file,
 /// trusted only while the daemon that wrote it is alive. No Foundation on this
 /// path: `status` is run every second by status bars.
-struct CurrentState {
-    var event: StateEvent
-    var pid: Int32
+public struct CurrentState: Sendable {
+    public var event: StateEvent
+    public var pid: Int32
 
-    static func read(paths: Paths = .fromEnvironment()) -> CurrentState? {
+    public static func read(paths: Paths = .fromEnvironment()) -> CurrentState? {
         read(path: paths.stateFile)
     }
 
-    static func read(path: String) -> CurrentState? {
+    public static func read(path: String) -> CurrentState? {
         guard let bytes = try? Files.read(path, limit: 64 * 1024),
               let record = StateRecord.parse(bytes)
         else { return nil }
         // A file left by a daemon that crashed describes nothing.
         guard kill(record.pid, 0) == 0 || errno == EPERM else { return nil }
         return CurrentState(event: record.event, pid: record.pid)
+    }
+}
+
+extension StatusFormat {
+    /// What `status` and `check` print: one JSON object, the user's template, or
+    /// the plain line for a person.
+    public static func output(_ event: StateEvent, format: String?, json: Bool, now: Int64 = WallClock.micros()) -> String {
+        if json { return JSONText.object(event) }
+        return render(format ?? plainTemplate(for: event), event, now: now)
     }
 }
