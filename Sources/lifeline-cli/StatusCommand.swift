@@ -41,11 +41,6 @@ struct StatusCommand: ParsableCommand {
         print(StateOutput.render(event, format: format, json: json))
         return event.state == .online ? 0 : 1
     }
-
-    /// The default line for a person: "online via wlan0 (wifi) for 2m 13s: probe answered in 23 ms".
-    static func plain(_ e: StateEvent) -> String {
-        StatusFormat.plainTemplate(for: e)
-    }
 }
 
 /// `--format` / `--json`, shared by `status` and `check`.
