@@ -117,6 +117,11 @@ public struct TmuxSink: Sink {
             }
             group.cancelAll()
         }
+        // The daemon is stopping (or reloading, and the next sink sets it again at
+        // once): a status line must not go on showing a state nobody keeps true.
+        // An unstructured task, because this one is cancelled by the shutdown.
+        let sink = self
+        await Task { await Pusher.clear(sink: sink) }.value
     }
 }
 
@@ -152,6 +157,16 @@ struct Pusher {
     static let attemptsPerServer = 3
 
     init(sink: TmuxSink) { self.sink = sink }
+
+    /// Unsets `@lifeline` on every listening server.
+    static func clear(sink: TmuxSink) async {
+        let sockets = TmuxServers.scan(sink.socketDirectory).filter { TmuxServers.isListening($0.path) }
+        await withTaskGroup(of: Void.self) { group in
+            for socket in sockets {
+                group.addTask { _ = await sink.runner.run(sink.tmux, ["-S", socket.path, "set-option", "-gu", "@lifeline"]) }
+            }
+        }
+    }
 
     /// One turn: a new value goes to every server; a rescan only to servers that
     /// do not have it yet (new ones, restarted ones, and ones that failed fewer
