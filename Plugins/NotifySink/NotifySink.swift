@@ -49,7 +49,9 @@ public struct NotifySink: Sink {
         let (inputs, input) = AsyncStream<Input>.makeStream()
         var policy = ToastPolicy(backOnlineMessage: config.backOnline)
         var latest: Update?
+        // Until the bus watch says otherwise, assume a server: a toast that fails is logged anyway.
         var serverUp = true
+        var serverSeen = false
 
         await withDiscardingTaskGroup { group in
             group.addTask {
@@ -68,15 +70,19 @@ public struct NotifySink: Sink {
                 case .server(.closed):
                     policy.closedByServer()
                 case .server(.serverVanished):
-                    if serverUp { context.logger.warning("notification server left the session bus") }
+                    if serverUp {
+                        context.logger.warning(serverSeen ? "notification server left the session bus"
+                                                          : "no notification server on the session bus")
+                    }
                     serverUp = false
                 case .server(.serverAppeared):
                     if !serverUp, let latest {
-                        context.logger.info("notification server is back")
+                        context.logger.info(serverSeen ? "notification server is back" : "a notification server appeared")
                         serverUp = true
                         apply(policy.serverRestarted(current: latest, now: now), to: notifier, serverUp: true, outage: latest.outage)
                     }
                     serverUp = true
+                    serverSeen = true
                 case .server(.action(let action)):
                     handle(action: action)
                 }
