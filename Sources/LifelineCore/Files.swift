@@ -57,7 +57,9 @@ public enum Files {
     /// half-written one (write a temporary file beside it, then rename).
     public static func replaceAtomically(_ path: String, with text: String, mode: mode_t = 0o600) throws(Error) {
         let temporary = path + ".tmp.\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        // O_EXCL|O_NOFOLLOW: a file or symlink planted under that name is never written through.
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Error(path: temporary, operation: "cannot create", errno: errno) }
         do {
             try writeAll(fd, text.utf8, path: temporary)
@@ -82,6 +84,16 @@ public enum Files {
             if mkdir(current, mode) != 0, errno != EEXIST {
                 throw Error(path: current, operation: "cannot create folder", errno: errno)
             }
+        }
+    }
+
+    /// Refuses a folder another user could tamper with: it must belong to us and
+    /// not be writable by group or others (a `/tmp/lifeline-UID` made by someone else).
+    public static func requirePrivateDirectory(_ path: String) throws(Error) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { throw Error(path: path, operation: "cannot inspect", errno: errno) }
+        guard (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == getuid(), st.st_mode & 0o022 == 0 else {
+            throw Error(path: path, operation: "refusing to keep private files in (not a folder of ours, or writable by others)", errno: EPERM)
         }
     }
 

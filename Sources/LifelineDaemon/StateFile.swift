@@ -27,7 +27,9 @@ struct StateFileSink: Sink {
     }
 
     func run(updates: SinkUpdates) async throws {
-        try Files.makeDirectories(Files.directory(of: path))
+        let folder = Files.directory(of: path)
+        try Files.makeDirectories(folder)
+        try Files.requirePrivateDirectory(folder)
         defer { unlink(path) }  // no daemon, no state: `status` then says so
         for await update in updates {
             try Files.replaceAtomically(path, with: StateFile.render(update))

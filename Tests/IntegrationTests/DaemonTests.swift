@@ -184,3 +184,17 @@ import Testing
         #expect(await f.stop(signal: SIGINT) == 0)
     }
 }
+
+@Suite struct PrivateFilesTests {
+    @Test func aRuntimeFolderOthersCanWriteIsRefused() async throws {
+        let f = try DaemonFixture()
+        let folder = f.path("run/lifeline")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        chmod(folder, 0o777)  // as if someone else had prepared it for us
+        try f.start()
+        defer { Task { await f.stop() } }
+        await Harness.waitUntil("refusal logged") { f.daemonLog.contains("refusing to keep private files in") }
+        #expect(!FileManager.default.fileExists(atPath: f.stateFilePath))
+        #expect(f.process?.isRunning == true)
+    }
+}

@@ -110,3 +110,20 @@ import Testing
         #expect(outages[0].duration(now: 0) == .seconds(60))
     }
 }
+
+@Suite struct FilesTests {
+    @Test func atomicReplaceNeverWritesThroughAPlantedSymlink() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("files-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let victim = dir + "/victim"
+        try "untouched".write(toFile: victim, atomically: true, encoding: .utf8)
+        let target = dir + "/state.json"
+        try FileManager.default.createSymbolicLink(atPath: target + ".tmp.\(getpid())", withDestinationPath: victim)
+        try Files.replaceAtomically(target, with: "{\"state\":\"online\"}\n")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "untouched")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "{\"state\":\"online\"}\n")
+        let mode = try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+}
