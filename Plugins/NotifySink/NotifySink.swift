@@ -66,7 +66,7 @@ public struct NotifySink: Sink {
                 switch next {
                 case .update(let update):
                     latest = update
-                    apply(policy.take(update, now: now), to: notifier, serverUp: serverUp, outage: update.outage)
+                    apply(policy.take(update, now: now), to: notifier, serverUp: serverUp)
                 case .server(.closed):
                     policy.closedByServer()
                 case .server(.serverVanished):
@@ -79,7 +79,7 @@ public struct NotifySink: Sink {
                     if !serverUp, let latest {
                         context.logger.info(serverSeen ? "notification server is back" : "a notification server appeared")
                         serverUp = true
-                        apply(policy.serverRestarted(current: latest, now: now), to: notifier, serverUp: true, outage: latest.outage)
+                        apply(policy.serverRestarted(current: latest, now: now), to: notifier, serverUp: true)
                     }
                     serverUp = true
                     serverSeen = true
@@ -91,7 +91,7 @@ public struct NotifySink: Sink {
         }
     }
 
-    private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier, serverUp: Bool, outage: Outage?) {
+    private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier, serverUp: Bool) {
         for action in actions {
             do {
                 switch action {

@@ -74,9 +74,6 @@ public final class Bus: BusControl, Sendable {
 
     public var current: StateEvent { state.withLock { $0.current } }
 
-    /// The current state as a sink would receive it.
-    public var currentUpdate: Update { state.withLock { Self.update(for: $0, isTransition: false) } }
-
     public var debounce: DebounceSettings {
         get { state.withLock { DebounceSettings(down: $0.debouncer.down, up: $0.debouncer.up) } }
         set {

@@ -33,8 +33,6 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
     private var candidate: (verdict: Verdict, since: Instant)?
     /// Trouble while online that has not (yet) added up to `down`.
     private var trouble: Trouble?
-    /// `heldSince` of the last transition published.
-    private var lastHeldSince: Instant?
 
     private struct Trouble: Sendable {
         var start: Instant
@@ -77,8 +75,8 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
     /// Feeds the verdict decided at `now`.
     public mutating func observe(_ verdict: Verdict, at now: Instant) -> Output {
         // Whatever fell due at this very instant is published first, as the timer would have.
-        if trouble != nil || candidate != nil, case .transition = tick(at: now) {
-            let due = Output.transition(published, heldSince: lastHeldSince ?? now)
+        let due = tick(at: now)
+        if case .transition = due {
             _ = observe(verdict, at: now)
             return due
         }
@@ -170,7 +168,6 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
 
     private mutating func publish(_ verdict: Verdict, heldSince: Instant) -> Output {
         published = verdict
-        lastHeldSince = heldSince
         return .transition(verdict, heldSince: heldSince)
     }
 }

@@ -1,5 +1,4 @@
 import LifelineCore
-import Synchronization
 
 /// Pushes observations through one bus into four sinks that take every update
 /// as fast as they can, and reports observations per second for two mixes:
@@ -30,7 +29,6 @@ enum Throughput {
         var delivered = 0
         for _ in 0..<3 {
             let bus = Bus(clock: ContinuousClock(), debounce: debounce)
-            let taken = Atomic<Int>(0)
             let tasks = (0..<4).map { _ in
                 let mailbox = bus.attachSink(policy: .latest)
                 return Task.detached {
@@ -48,7 +46,6 @@ enum Throughput {
             bus.shutdown()
             var total = 0
             for t in tasks { total += await t.value }
-            _ = taken.load(ordering: .relaxed)
             best = min(best, elapsed.milliseconds / 1000)
             delivered = total
         }
