@@ -22,6 +22,9 @@ public protocol BusControl: Sendable {
     func check(timeout: Duration) async -> StateEvent
     /// No alerts until `duration` from now (toast "Mute for 1 hour", D-Bus `Mute`).
     func mute(for duration: Duration)
+    /// The notification sink says whether a notification server is on the bus;
+    /// every sink then sees it in `Update.notificationServerPresent`.
+    func reportNotificationServer(present: Bool)
 }
 
 /// The core event bus: monitors publish observations, the bus decides one state
@@ -42,6 +45,7 @@ public final class Bus: BusControl, Sendable {
         var outage: Outage?
         var outageCount: UInt64 = 0
         var mutedUntil: Int64 = 0
+        var notificationServerPresent: Bool?
         var mailboxes: [Mailbox] = []
         var timer: Task<Void, Never>?
         var armedAt: Moment?
@@ -57,9 +61,12 @@ public final class Bus: BusControl, Sendable {
     private let wallClock: @Sendable () -> Int64
     private let logger: Logger
 
+    /// `startingSequence` is the last sequence number an earlier run published
+    /// (from the state file or the log), so the next transition gets the one after it.
     public init<C: Clock>(
         clock: C,
         debounce: DebounceSettings = DebounceSettings(),
+        startingSequence: UInt64 = 0,
         wallClock: @escaping @Sendable () -> Int64 = WallClock.micros,
         logger: Logger = Logger(label: "lifeline.bus")
     ) where C.Duration == Duration {
@@ -68,7 +75,7 @@ public final class Bus: BusControl, Sendable {
         self.logger = logger
         self.state = Mutex(State(
             debouncer: Debouncer(down: debounce.down, up: debounce.up),
-            current: .initial(at: wallClock())
+            current: .initial(at: wallClock(), sequence: startingSequence)
         ))
     }
 
@@ -191,7 +198,8 @@ public final class Bus: BusControl, Sendable {
     }
 
     private static func update(for s: State, isTransition: Bool) -> Update {
-        Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil)
+        Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil,
+               notificationServerPresent: s.notificationServerPresent)
     }
 
     private func post(_ update: Update, to mailboxes: [Mailbox]) {
@@ -295,6 +303,14 @@ public final class Bus: BusControl, Sendable {
             }
         } onCancel: {
             state.withLock { $0.reachabilityWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    public func reportNotificationServer(present: Bool) {
+        state.withLock { s in
+            guard s.notificationServerPresent != present else { return }
+            s.notificationServerPresent = present
+            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         }
     }
 

@@ -37,8 +37,10 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case metered, sequence
     }
 
-    public static func initial(at since: Int64) -> StateEvent {
-        StateEvent(state: .unknown, previous: .unknown, since: since, reason: "starting", sequence: 0)
+    /// The start-up `unknown`. `sequence` is the last one a previous run of the
+    /// daemon published, so numbers keep growing across restarts.
+    public static func initial(at since: Int64, sequence: UInt64 = 0) -> StateEvent {
+        StateEvent(state: .unknown, previous: .unknown, since: since, reason: "starting", sequence: sequence)
     }
 }
 
@@ -74,12 +76,20 @@ public struct Update: Sendable, Equatable {
     public var outage: Outage?
     /// Alerts are muted until this time (µs since the epoch); 0 when not muted.
     public var mutedUntil: Int64
+    /// Whether a desktop notification server is on the session bus, as the
+    /// notification sink sees it; nil while no sink has said (none configured).
+    /// The tmux sink falls back to `display-message` when it is false.
+    public var notificationServerPresent: Bool?
 
-    public init(event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0) {
+    public init(
+        event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0,
+        notificationServerPresent: Bool? = nil
+    ) {
         self.event = event
         self.isTransition = isTransition
         self.outage = outage
         self.mutedUntil = mutedUntil
+        self.notificationServerPresent = notificationServerPresent
     }
 
     public func isMuted(at now: Int64) -> Bool { mutedUntil > now }
