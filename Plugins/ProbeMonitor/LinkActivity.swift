@@ -1,30 +1,8 @@
 import LifelineCore
 
-/// The kernel files the probe reads, under roots tests can replace.
+/// The kernel files the probe reads (packet counters), under roots tests can replace.
 struct HostFiles: Sendable {
-    var proc = "/proc"
     var sys = "/sys"
-
-    /// The interface of the best default route (lowest metric; IPv4 before IPv6
-    /// on a tie), or nil when there is none for `family`. Plain /proc reads: no
-    /// netlink socket needed for a once-a-second look.
-    func defaultRouteInterface(family: ProbeMonitor.Config.Family) -> String? {
-        var routes: [DefaultRoute] = []
-        if family != .ipv6, let text = try? Files.readText(proc + "/net/route") {
-            routes += DefaultRoute.parseIPv4(text)
-        }
-        if family != .ipv4, let text = try? Files.readText(proc + "/net/ipv6_route", limit: 8 << 20) {
-            routes += DefaultRoute.parseIPv6(text)
-        }
-        let usable = routes.filter { !isDown($0.interface) }
-        return usable.min { ($0.metric, $0.family) < ($1.metric, $1.family) }?.interface
-    }
-
-    /// An interface whose operational state says it cannot carry packets.
-    func isDown(_ interface: String) -> Bool {
-        guard let text = try? Files.readText(sys + "/class/net/\(interface)/operstate") else { return false }
-        return ["down", "lowerlayerdown", "notpresent"].contains(String(text.trimmingSpaces()))
-    }
 
     func counters(of interface: String) -> PacketCounters? {
         guard
@@ -37,40 +15,6 @@ struct HostFiles: Sendable {
     private func readCounter(_ interface: String, _ name: String) -> UInt64? {
         guard let text = try? Files.readText(sys + "/class/net/\(interface)/statistics/\(name)", limit: 64) else { return nil }
         return UInt64(text.trimmingSpaces())
-    }
-}
-
-struct DefaultRoute: Sendable, Equatable {
-    var interface: String
-    var metric: UInt32
-    /// 4 or 6.
-    var family: Int
-
-    private static let up: UInt32 = 0x0001
-    private static let reject: UInt32 = 0x0200
-
-    /// `/proc/net/route`: Iface Destination Gateway Flags RefCnt Use Metric Mask …, hex fields.
-    static func parseIPv4(_ text: String) -> [DefaultRoute] {
-        text.split(separator: "\n").dropFirst().compactMap { line in
-            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard f.count >= 8, f[1] == "00000000", f[7] == "00000000",
-                  let flags = UInt32(f[3], radix: 16), flags & up != 0, flags & reject == 0,
-                  let metric = UInt32(f[6]), f[0] != "lo"
-            else { return nil }
-            return DefaultRoute(interface: String(f[0]), metric: metric, family: 4)
-        }
-    }
-
-    /// `/proc/net/ipv6_route`: dest plen src plen nexthop metric refcnt use flags dev, hex fields.
-    static func parseIPv6(_ text: String) -> [DefaultRoute] {
-        text.split(separator: "\n").compactMap { line in
-            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard f.count >= 10, f[1] == "00", f[0].allSatisfy({ $0 == "0" }),
-                  let metric = UInt32(f[5], radix: 16), let flags = UInt32(f[8], radix: 16),
-                  flags & up != 0, flags & reject == 0, f[9] != "lo"
-            else { return nil }
-            return DefaultRoute(interface: String(f[9]), metric: metric, family: 6)
-        }
     }
 }
 

@@ -105,21 +105,31 @@ struct ProbeExpectation: Sendable, Equatable {
 /// Turns probe outcomes into observations: answers count at once, failures only
 /// after `failures` in a row (a lost packet is not an outage). A stall the
 /// monitor saw itself (packets leaving, none arriving) counts as one failure:
-/// it is the user's own ping going unanswered.
+/// it is the user's own ping going unanswered. Everything it knows belongs to
+/// one path: on a new path it starts counting again and repeats no old verdict.
 struct ProbeJudge: Sendable {
     let failures: Int
     private(set) var consecutiveFailures = 0
-    /// The last observation published, re-sent while a failure is unconfirmed so
-    /// that a `Check()` waiting for a result gets one.
+    /// The last verdict on this path, repeated while a failure is unconfirmed.
     private(set) var lastPublished: Observation?
+    /// The path generation the counts belong to.
+    private(set) var path: UInt64?
 
     init(failures: Int) {
         self.failures = max(1, failures)
     }
 
-    /// The observation to publish for `outcome`, or nil for nothing.
-    mutating func record(_ outcome: ProbeOutcome, interface: String, afterStall stall: String?) -> Observation? {
-        let observation: Observation?
+    /// The observation to publish for `outcome`, measured on path `path`. An
+    /// unconfirmed failure repeats the last verdict on this path, or says
+    /// `unknown` when there is none yet, so that a check waiting for the probe
+    /// gets an answer and a stale verdict never stands in for a fresh one.
+    mutating func record(_ outcome: ProbeOutcome, interface: String, path: UInt64, afterStall stall: String?) -> Observation {
+        if path != self.path {
+            self.path = path
+            consecutiveFailures = 0
+            lastPublished = nil
+        }
+        let observation: Observation
         switch outcome {
         case .pong(let rtt):
             consecutiveFailures = 0
@@ -131,14 +141,15 @@ struct ProbeJudge: Sendable {
             observation = Observation(role: .reachability, state: .portal, interface: interface, reason: reason)
         case .failed(let reason):
             consecutiveFailures += stall == nil ? 1 : 2
+            let why = stall.map { "\(reason) (\($0))" } ?? reason
             if consecutiveFailures >= failures {
-                let why = stall.map { "\(reason) (\($0))" } ?? reason
                 observation = Observation(role: .reachability, state: .limited, interface: interface, reason: why)
             } else {
-                observation = lastPublished
+                return lastPublished
+                    ?? Observation(role: .reachability, state: .unknown, interface: interface, reason: why)
             }
         }
-        if let observation { lastPublished = observation }
+        lastPublished = observation
         return observation
     }
 

@@ -8,8 +8,12 @@ import Synchronization
 /// `interval` while not, at once on every check request (netlink change,
 /// `Check()`, resume), at most one probe at a time and one per second. Between
 /// probes the primary interface's packet counters are read once a second: when
-/// packets leave but none come back for `stall`, it probes at once. With no
-/// default route it sends nothing (netlink already says offline).
+/// packets leave but none come back for `stall`, it probes at once. The route
+/// comes from the link monitor through the core: with no default route it sends
+/// nothing (the link already says offline), and when the route changes it
+/// abandons a probe under way and probes the new path at once. A verdict is
+/// published for the path it was measured on, and failures are counted afresh
+/// on every new path.
 ///
 /// Config keys:
 /// - `url` (string, default `http://nmcheck.gnome.org/check_network_status.txt`):
@@ -137,27 +141,39 @@ public struct ProbeMonitor: Monitor {
         self.fetch = fetch
     }
 
+    public static func remeasuresReachability(_ config: Config) -> Bool { true }
+
     var expectation: ProbeExpectation {
         ProbeExpectation(url: config.url, status: config.expectStatus, bodyPrefix: config.expectBodyPrefix,
                          header: config.expectHeader, timeout: config.timeout.duration)
     }
 
-    /// The interface probes leave by: the configured one, else the default route's.
-    func primaryInterface() -> String? {
-        guard let routed = files.defaultRouteInterface(family: config.family) else { return nil }
-        return config.interface.isEmpty ? routed : config.interface
+    /// The interface probes leave by on `path`: the configured one, else the
+    /// default route's ("" when no link monitor runs: the kernel routes it).
+    /// Nil when there is no default route, so nothing to probe.
+    func probeInterface(on path: LinkPath) -> String? {
+        if path.isOffline { return nil }
+        return config.interface.isEmpty ? path.interface ?? "" : config.interface
     }
 
     public func run(handle: MonitorHandle) async throws {
         let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration)
         let judge = SharedJudge(ProbeJudge(failures: config.failures))
         let requests = handle.checkRequests()
+        let paths = handle.pathChanges()
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await _ in requests { scheduler.trigger(.request) }
             }
             group.addTask {
-                await watchCounters(scheduler: scheduler)
+                var last: LinkPath?
+                for await path in paths {
+                    if let last, !path.isOffline, path.generation != last.generation { scheduler.trigger(.pathChanged) }
+                    last = path
+                }
+            }
+            group.addTask {
+                await watchCounters(scheduler: scheduler, handle: handle)
             }
             group.addTask {
                 await scheduler.run { cause in
@@ -169,7 +185,8 @@ public struct ProbeMonitor: Monitor {
 
     /// One probe. Returns whether it got the expected reply, nil when skipped.
     func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle) async -> Bool? {
-        guard let interface = primaryInterface() else {
+        let path = handle.path
+        guard let interface = probeInterface(on: path) else {
             context.logger.debug("no default route: probe skipped")
             return nil
         }
@@ -183,20 +200,20 @@ public struct ProbeMonitor: Monitor {
         let outcome = expectation.judge(result)
         var stallNote: String?
         if case .stall(let note) = cause { stallNote = note }
-        let observation = judge.state.withLock { $0.record(outcome, interface: interface, afterStall: stallNote) }
+        let observation = judge.state.withLock {
+            $0.record(outcome, interface: interface, path: path.generation, afterStall: stallNote)
+        }
         context.logger.debug("probe (\(cause)): \(outcome)")
-        if let observation { handle.publish(observation) }
+        handle.publish(observation, measuredOn: path)
         return ProbeJudge.isOnline(outcome)
     }
 
-    /// Samples the primary interface about once a second: a new default route
-    /// probes at once, and so do a stall (while online) and packets arriving
-    /// again after one (while not online).
-    func watchCounters(scheduler: ProbeScheduler) async {
+    /// Samples the primary interface's counters about once a second: a stall
+    /// (while online) probes at once, and so do packets arriving again after one
+    /// (while not online).
+    func watchCounters(scheduler: ProbeScheduler, handle: MonitorHandle) async {
         let time = scheduler.time
         var detector = StallDetector(window: config.stall.duration)
-        // The first probe runs at start; only a later change of route triggers one.
-        var lastInterface = primaryInterface()
         var lastSample = time.now()
         var next = time.now()
         while !Task.isCancelled {
@@ -204,15 +221,10 @@ public struct ProbeMonitor: Monitor {
             do { try await time.sleep(next) } catch { return }
             let now = time.now()
             if next.duration(to: now) > .seconds(2) { next = now }  // slept through a suspend: don't catch up
-            let interface = primaryInterface()
-            if interface != lastInterface {
-                if interface != nil { scheduler.trigger(.request) }
-                lastInterface = interface
-            }
             let plan = scheduler.plan
             let busy = plan.inFlight || (plan.lastEnd.map { $0.advanced(by: detector.probeGrace) > lastSample } ?? false)
             lastSample = now
-            guard let interface, let counters = files.counters(of: interface) else { continue }
+            guard let interface = probeInterface(on: handle.path), let counters = files.counters(of: interface) else { continue }
             switch detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy) {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)

@@ -11,6 +11,9 @@ enum ProbeCause: Sendable, Equatable {
     case stall(String)
     /// Packets arrive again after a stall while not online.
     case resumed
+    /// The default route went to another interface or came back: a probe still
+    /// under way measures a path that is gone.
+    case pathChanged
 }
 
 /// When to probe, as a pure state machine over `Moment`s (no clock inside):
@@ -42,16 +45,17 @@ struct ProbePlan: Sendable, Equatable {
     }
 
     /// Asks for a probe as soon as allowed. A stall wins over a plain request
-    /// (it carries evidence the probe's verdict uses). Returns true when the
-    /// probe under way should be abandoned: answers came back while it waits out
-    /// its timeout on a connection started into the void, so a fresh probe will
-    /// know sooner.
+    /// (it carries evidence the probe's verdict uses), but not over a new path
+    /// (the stall was seen on the old one). Returns true when the probe under
+    /// way should be abandoned: answers came back while it waits out its timeout
+    /// on a connection started into the void, or the path it measures is gone,
+    /// so a fresh probe will know sooner.
     mutating func trigger(_ cause: ProbeCause) -> Bool {
         switch (pending, cause) {
-        case (.stall, _): break
+        case (.stall, let c) where c != .pathChanged: break
         default: pending = cause
         }
-        return cause == .resumed && inFlight
+        return (cause == .resumed || cause == .pathChanged) && inFlight
     }
 
     /// When the next probe may start (nil while one is in flight).

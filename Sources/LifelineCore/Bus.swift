@@ -11,7 +11,7 @@ public struct DebounceSettings: Sendable, Equatable {
     }
 }
 
-/// What sinks may ask of the core: the narrow handle of STYLE 7.
+/// What sinks may ask of the core: a narrow handle, so no sink can change the state.
 public protocol BusControl: Sendable {
     /// The state published last.
     var current: StateEvent { get }
@@ -38,7 +38,12 @@ public final class Bus: BusControl, Sendable {
         var debouncer: Debouncer<Moment>
         /// The latest observation per monitor slot and role (index slot * 2 + role).
         var inputs: [Decision.Input?] = []
+        /// Per slot: the monitor measures reachability on demand (the probe), so
+        /// its verdict is dropped when the path changes and awaited after.
+        var remeasures: [Bool] = []
         var freeSlots: [Int] = []
+        var path = LinkPath()
+        var pathListeners: [UInt64: AsyncStream<LinkPath>.Continuation] = [:]
         var stamp: UInt64 = 0
         var verdict: Verdict?
         var current: StateEvent
@@ -95,43 +100,111 @@ public final class Bus: BusControl, Sendable {
     // MARK: Monitors
 
     /// A handle for one monitor: the only way it can reach the core.
-    public func makeMonitorHandle(name: String) -> MonitorHandle {
+    /// `remeasuresReachability`: the monitor judges reachability and answers check
+    /// requests (the probe), so its verdict is tied to the path it was measured on.
+    public func makeMonitorHandle(name: String, remeasuresReachability: Bool = false) -> MonitorHandle {
         let slot = state.withLock { s -> Int in
-            if let free = s.freeSlots.popLast() { return free }
-            s.inputs.append(contentsOf: [nil, nil])
-            return s.inputs.count / 2 - 1
+            let slot: Int
+            if let free = s.freeSlots.popLast() {
+                slot = free
+            } else {
+                s.inputs.append(contentsOf: [nil, nil])
+                s.remeasures.append(false)
+                slot = s.remeasures.count - 1
+            }
+            s.remeasures[slot] = remeasuresReachability
+            return slot
         }
         return MonitorHandle(bus: self, slot: slot, name: name)
     }
 
     /// Forgets what a monitor that stopped for good (config reload) said.
     public func release(_ handle: MonitorHandle) {
-        state.withLock { s in
+        let (listeners, path) = state.withLock { s in
             s.inputs[handle.slot * 2] = nil
             s.inputs[handle.slot * 2 + 1] = nil
+            s.remeasures[handle.slot] = false
             s.freeSlots.append(handle.slot)
+            let listeners = updatePath(&s)
             decideAndApply(&s)
+            return (listeners, s.path)
         }
+        for l in listeners { l.yield(path) }
     }
 
-    func publish(_ observation: Observation, slot: Int) {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+    /// The current path (for a monitor about to measure on it).
+    public var path: LinkPath { state.withLock { $0.path } }
+
+    /// `measuredOn`: the path a reachability observation was measured on. One
+    /// measured on a path that has changed since is dropped: it speaks for a
+    /// route that is gone.
+    func publish(_ observation: Observation, slot: Int, measuredOn: LinkPath? = nil) {
+        let (waiters, listeners, path) = state.withLock { s -> ([CheckedContinuation<Void, Never>], [AsyncStream<LinkPath>.Continuation], LinkPath) in
+            if let measuredOn, measuredOn.generation != s.path.generation {
+                logger.debug("dropped a verdict measured on an earlier path: \(observation.reason)")
+                return ([], [], s.path)
+            }
             s.stamp &+= 1
             s.inputs[slot * 2 + observation.role.rawValue] = Decision.Input(observation, stamp: s.stamp)
+            let listeners = observation.role == .link ? updatePath(&s) : []
             decideAndApply(&s)
-            guard observation.role == .reachability else { return [] }
+            guard observation.role == .reachability else { return ([], listeners, s.path) }
             s.reachabilityCount += 1
             defer { s.reachabilityWaiters.removeAll() }
-            return Array(s.reachabilityWaiters.values)
+            return (Array(s.reachabilityWaiters.values), listeners, s.path)
         }
+        for listener in listeners { listener.yield(path) }
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Recomputes the path after a link observation. When it changed, every
+    /// verdict measured on the old one is forgotten (reachability is unknown until
+    /// measured again) and the path's listeners are returned to be told.
+    private func updatePath(_ s: inout State) -> [AsyncStream<LinkPath>.Continuation] {
+        let route = Decision.route(s.inputs.lazy.compactMap { $0 })
+        guard !route.sameRoute(as: s.path) else { return [] }
+        s.path = LinkPath(interface: route.interface, known: route.known, generation: s.path.generation + 1)
+        for slot in s.remeasures.indices where s.remeasures[slot] {
+            s.inputs[slot * 2 + ObservationRole.reachability.rawValue] = nil
+        }
+        return Array(s.pathListeners.values)
+    }
+
+    /// Whether a monitor that measures reachability on demand has yet to speak on this path.
+    private static func awaitingReachability(_ s: State) -> Bool {
+        guard s.remeasures.contains(true) else { return false }
+        return !s.inputs.contains { input in
+            guard let o = input?.observation else { return false }
+            return o.role == .reachability && o.state != .unknown
+        }
+    }
+
     private func decideAndApply(_ s: inout State) {
-        guard let verdict = Decision.decide(s.inputs.lazy.compactMap { $0 }) else { return }
-        s.verdict = verdict
-        apply(s.debouncer.observe(verdict, at: time.now()), to: &s)
+        let inputs = s.inputs.lazy.compactMap { $0 }
+        let now = time.now()
+        if let verdict = Decision.decide(inputs, awaitingReachability: Self.awaitingReachability(s)) {
+            s.verdict = verdict
+            apply(s.debouncer.observe(verdict, at: now), to: &s)
+        } else {
+            s.verdict = nil
+            apply(s.debouncer.hold(at: now), to: &s)
+        }
         rearm(&s)
+    }
+
+    /// The path now and after every change, for a monitor that measures on it.
+    func pathChanges() -> AsyncStream<LinkPath> {
+        let (stream, continuation) = AsyncStream<LinkPath>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { s in
+            s.nextID += 1
+            s.pathListeners[s.nextID] = continuation
+            continuation.yield(s.path)
+            return s.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.pathListeners.removeValue(forKey: id) }
+        }
+        return stream
     }
 
     // MARK: Sinks
@@ -152,6 +225,10 @@ public final class Bus: BusControl, Sendable {
     }
 
     // MARK: Publishing
+
+    private func apply(_ outputs: [Debouncer<Moment>.Output], to s: inout State) {
+        for output in outputs { apply(output, to: &s) }
+    }
 
     private func apply(_ output: Debouncer<Moment>.Output, to s: inout State) {
         switch output {
@@ -233,15 +310,16 @@ public final class Bus: BusControl, Sendable {
 
     /// Stops the debounce timer and closes every mailbox (daemon shutdown).
     public func shutdown() {
-        let (mailboxes, listeners) = state.withLock { s in
+        let (mailboxes, listeners, pathListeners) = state.withLock { s in
             s.timer?.cancel()
             s.timer = nil
             s.armedAt = nil
-            defer { s.mailboxes = []; s.checkListeners = [:] }
-            return (s.mailboxes, Array(s.checkListeners.values))
+            defer { s.mailboxes = []; s.checkListeners = [:]; s.pathListeners = [:] }
+            return (s.mailboxes, Array(s.checkListeners.values), Array(s.pathListeners.values))
         }
         for m in mailboxes { m.close() }
         for l in listeners { l.finish() }
+        for l in pathListeners { l.finish() }
     }
 
     // MARK: Checks and mute
@@ -265,8 +343,11 @@ public final class Bus: BusControl, Sendable {
         return stream
     }
 
+    /// With no route there is nothing to probe: the answer is the link's, at once.
     public func check(timeout: Duration) async -> StateEvent {
-        let (hasChecker, seen) = state.withLock { (!$0.checkListeners.isEmpty, $0.reachabilityCount) }
+        let (hasChecker, seen) = state.withLock { s in
+            (!s.checkListeners.isEmpty && !s.path.isOffline, s.reachabilityCount)
+        }
         if hasChecker {
             await withTaskGroup(of: Void.self) { group in
                 let time = self.time
@@ -322,8 +403,8 @@ public final class Bus: BusControl, Sendable {
     }
 }
 
-/// A monitor's one door into the core (STYLE 7): it can publish what it sees and
-/// ask for a check; it cannot read or change the state.
+/// A monitor's one door into the core: it can publish what it sees, learn the
+/// path the link monitors see, and ask for a check; it cannot read or change the state.
 public struct MonitorHandle: Sendable {
     let bus: Bus
     let slot: Int
@@ -331,6 +412,20 @@ public struct MonitorHandle: Sendable {
 
     public func publish(_ observation: Observation) {
         bus.publish(observation, slot: slot)
+    }
+
+    /// Publishes a reachability verdict measured on `path`; dropped if the path
+    /// has changed since (the route went away or moved to another interface).
+    public func publish(_ observation: Observation, measuredOn path: LinkPath) {
+        bus.publish(observation, slot: slot, measuredOn: path)
+    }
+
+    /// The path now: which interface carries the default route, if any.
+    public var path: LinkPath { bus.path }
+
+    /// The path now and after every change; call once and iterate.
+    public func pathChanges() -> AsyncStream<LinkPath> {
+        bus.pathChanges()
     }
 
     /// Asks monitors that can check (the probe) to do so now, e.g. after a route change.

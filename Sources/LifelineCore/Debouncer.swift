@@ -72,14 +72,22 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
         return down
     }
 
-    /// Feeds the verdict decided at `now`.
-    public mutating func observe(_ verdict: Verdict, at now: Instant) -> Output {
-        // Whatever fell due at this very instant is published first, as the timer would have.
-        let due = tick(at: now)
-        if case .transition = due {
-            _ = observe(verdict, at: now)
-            return due
-        }
+    /// Feeds the verdict decided at `now`. Returns what to publish, in order
+    /// (nothing, one output, or two): whatever fell due at this very instant is
+    /// published first, as the timer would have, and then the verdict itself may
+    /// be published at once (a window of zero, or an attribute change).
+    public mutating func observe(_ verdict: Verdict, at now: Instant) -> [Output] {
+        [tick(at: now), take(verdict, at: now)].filter { $0 != .none }
+    }
+
+    /// Nothing can be decided now (reachability is being measured again on a new
+    /// path): the published verdict stands, and a change still waiting for its
+    /// window is dropped, because the evidence for it is gone.
+    public mutating func hold(at now: Instant) -> [Output] {
+        observe(published, at: now)
+    }
+
+    private mutating func take(_ verdict: Verdict, at now: Instant) -> Output {
         if published.state == .online, verdict.state.isDegraded || trouble != nil {
             return observeTrouble(verdict, at: now)
         }

@@ -1,15 +1,20 @@
-/// The state decision of SPEC §2 as a pure function.
+/// The state decision as a pure function.
 ///
 /// Input: the latest observation of each monitor (per role), in the order they
 /// arrived (`stamp` grows with every observation). Output: one verdict, or nil
-/// while nobody has said anything.
+/// when nothing can be decided (nobody has spoken, or reachability is being
+/// measured afresh).
 ///
 /// Precedence:
 /// 1. If any monitor speaks for the link and every link monitor says `offline`,
 ///    the state is `offline`: no route beats any probe result.
 /// 2. Otherwise the freshest reachability observation decides (a probe that just
-///    answered is worth more than NetworkManager's five-minute-old verdict).
-/// 3. With no reachability monitor, a usable link means `online` (or what the
+///    answered is worth more than a five-minute-old verdict). An `unknown`
+///    reachability observation ("probed, not sure yet") decides nothing.
+/// 3. With no reachability verdict: if a monitor that measures reachability on
+///    demand is expected to answer (`awaitingReachability`: it has not spoken on
+///    the current path yet), nothing is decided, so a stale or missing probe never
+///    turns into `online`. Otherwise a usable link means `online` (or what the
 ///    link monitor itself reported).
 public enum Decision {
     public struct Input: Sendable {
@@ -23,7 +28,7 @@ public enum Decision {
         }
     }
 
-    public static func decide<S: Sequence<Input>>(_ inputs: S) -> Verdict? {
+    public static func decide<S: Sequence<Input>>(_ inputs: S, awaitingReachability: Bool = false) -> Verdict? {
         var newestLink: Input?
         var newestUsableLink: Input?
         var newestReach: Input?
@@ -40,6 +45,7 @@ public enum Decision {
                     newestUsableLink = input
                 }
             case .reachability:
+                guard o.state != .unknown else { continue }
                 if newestReach.map({ input.stamp > $0.stamp }) ?? true { newestReach = input }
             }
         }
@@ -49,7 +55,7 @@ public enum Decision {
             return verdict(from: link.observation, state: .offline, metered: metered)
         }
         if let reach = newestReach {
-            // The probe rarely knows the interface; the link monitor does.
+            // A third-party monitor may not know the interface; the link monitor does.
             var v = verdict(from: reach.observation, state: reach.observation.state, metered: metered)
             if let link = newestUsableLink?.observation {
                 if v.interface.isEmpty { v.interface = link.interface }
@@ -57,12 +63,28 @@ public enum Decision {
             }
             return v
         }
+        if newestUsableLink != nil, awaitingReachability { return nil }
         if let link = newestUsableLink {
             // netlink says `online` for "a usable route"; a third-party link monitor
             // may know more (an exec monitor reporting `portal`), so take its word.
             return verdict(from: link.observation, state: link.observation.state, metered: metered)
         }
         return nil
+    }
+
+    /// The route as the link monitors see it (`generation` left at 0): the
+    /// interface of the newest usable link observation, nil when every link
+    /// monitor says offline, unknown when no link monitor has spoken.
+    public static func route<S: Sequence<Input>>(_ inputs: S) -> LinkPath {
+        var newestLink: Input?
+        var newestUsableLink: Input?
+        for input in inputs where input.observation.role == .link {
+            if newestLink.map({ input.stamp > $0.stamp }) ?? true { newestLink = input }
+            if input.observation.state != .offline, newestUsableLink.map({ input.stamp > $0.stamp }) ?? true {
+                newestUsableLink = input
+            }
+        }
+        return LinkPath(interface: newestUsableLink?.observation.interface, known: newestLink != nil)
     }
 
     private static func verdict(from o: Observation, state: ConnectivityState, metered: Bool?) -> Verdict {

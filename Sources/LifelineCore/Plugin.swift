@@ -31,6 +31,16 @@ public protocol Monitor: Sendable {
     /// Runs until cancelled. Throwing (or returning) makes the supervisor restart
     /// it after a back-off.
     func run(handle: MonitorHandle) async throws
+    /// True for a monitor that judges reachability and answers check requests
+    /// (the probe): its verdict then belongs to the path it was measured on, is
+    /// forgotten when the route changes, and is awaited before the state is
+    /// decided, so a route that comes back is never called `online` on the
+    /// strength of a probe made before it went away.
+    static func remeasuresReachability(_ config: Config) -> Bool
+}
+
+extension Monitor {
+    public static func remeasuresReachability(_ config: Config) -> Bool { false }
 }
 
 /// Something that carries published states to a surface (SPEC §5).

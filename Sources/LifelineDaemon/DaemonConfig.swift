@@ -46,7 +46,7 @@ public struct ConfiguredPlugin: Sendable {
     static func monitor<M: Monitor>(_ type: M.Type, config: M.Config, index: Int) -> ConfiguredPlugin {
         let name = "monitor #\(index + 1) (\(M.kind))"
         return ConfiguredPlugin(role: .monitor, kind: M.kind, name: name, config: config) { bus, context in
-            let handle = bus.makeMonitorHandle(name: name)
+            let handle = bus.makeMonitorHandle(name: name, remeasuresReachability: M.remeasuresReachability(config))
             return PluginInstance(name: name, context: context, release: { bus.release(handle) }) { _ in
                 try await M(config: config, context: context).run(handle: handle)
             }

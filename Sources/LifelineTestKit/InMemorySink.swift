@@ -1,3 +1,4 @@
+import Glibc
 import LifelineCore
 import Synchronization
 
@@ -5,7 +6,8 @@ import Synchronization
 /// (like swift-log's `InMemoryLogHandler`). It can also be told to hang.
 public final class InMemorySink: Sink {
     public struct Config: Codable, Sendable {
-        /// Never take an update: a sink that is stuck forever.
+        /// Take the first update, then block the thread in a system call until
+        /// `blocker.release()`: a sink stuck inside a synchronous C call.
         public var hang: Bool = false
         public init(hang: Bool = false) { self.hang = hang }
     }
@@ -15,6 +17,8 @@ public final class InMemorySink: Sink {
 
     private let config: Config
     private let received = Mutex<[Update]>([])
+    /// What a hanging sink is blocked on.
+    public let blocker = ThreadBlocker()
 
     public init(config: Config = Config(), context: PluginContext? = nil) {
         self.config = config
@@ -26,8 +30,11 @@ public final class InMemorySink: Sink {
 
     public func run(updates: SinkUpdates) async throws {
         if config.hang {
-            // Stuck like a sink blocked on a dead server: never reads again.
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            // Stuck like a sink blocked on a dead server: it holds its thread,
+            // which `Task.sleep` would not.
+            var iterator = updates.makeAsyncIterator()
+            if let first = await iterator.next() { received.withLock { $0.append(first) } }
+            blocker.block()
             return
         }
         for await update in updates {
@@ -38,6 +45,42 @@ public final class InMemorySink: Sink {
     public var updates: [Update] { received.withLock { $0 } }
     public var transitions: [StateEvent] { updates.filter(\.isTransition).map(\.event) }
     public var states: [ConnectivityState] { transitions.map(\.state) }
+}
+
+/// Blocks the calling thread for real (a `read` on a pipe nobody writes to)
+/// until released.
+public final class ThreadBlocker: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+    private let blocked = Atomic<Bool>(false)
+
+    public init() {
+        var fds: [Int32] = [-1, -1]
+        precondition(pipe(&fds) == 0, "pipe failed")
+        readEnd = fds[0]
+        writeEnd = fds[1]
+    }
+
+    /// Whether a thread is blocked in `block()` now.
+    public var isBlocking: Bool { blocked.load(ordering: .acquiring) }
+
+    public func block() {
+        blocked.store(true, ordering: .releasing)
+        var byte: UInt8 = 0
+        _ = read(readEnd, &byte, 1)
+        blocked.store(false, ordering: .releasing)
+    }
+
+    /// Lets every blocked (and future) `block()` return.
+    public func release() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
 }
 
 /// A monitor that publishes a fixed list of observations, then stays quiet.

@@ -99,7 +99,8 @@ import Testing
         let stuck = bus.attachSink(policy: .latest)  // never read: hung like a dead notification server
         let hanging = InMemorySink(config: .init(hang: true))
         let hangTask = Task { try await hanging.run(updates: SinkUpdates(stuck)) }
-        defer { hangTask.cancel() }
+        defer { hanging.blocker.release() }
+        #expect(await eventually { hanging.blocker.isBlocking })
 
         struct Arrival: Sendable { var sequence: UInt64; var at: ContinuousClock.Instant }
         let clock = ContinuousClock()
@@ -137,8 +138,11 @@ import Testing
                 #expect(latency < .milliseconds(10), "delivery took \(latency)")
             }
         }
-        // The stuck sink holds one update, not twenty: memory stays bounded.
-        #expect(stuck.backlog == 1)
+        // Still blocked, holding its thread: the others got everything meanwhile.
+        #expect(hanging.blocker.isBlocking)
+        #expect(hanging.updates.count == 1)
+        hanging.blocker.release()
+        _ = try? await hangTask.value
     }
 
     @Test func checkPublishesTheFreshResultWithoutWaitingForDebounce() async throws {
@@ -186,5 +190,126 @@ import Testing
         while mailbox.backlog > 0 { last = await mailbox.next() }
         #expect(last?.isMuted(at: WallClock.micros()) == true)
         #expect(last?.isMuted(at: WallClock.micros() + 3_601_000_000) == false)
+    }
+}
+
+/// A reachability verdict never outlives the path it was measured on.
+@Suite struct PathTruthTests {
+    let link = { (state: ConnectivityState, iface: String) in
+        Observation(role: .link, state: state, interface: state == .offline ? "" : iface,
+                    reason: state == .offline ? "default route removed" : "default route via \(iface)")
+    }
+
+    func probeSays(_ state: ConnectivityState, _ reason: String) -> Observation {
+        Observation(role: .reachability, state: state, interface: "eth0", reason: reason)
+    }
+
+    /// Link and probe handles on one bus, and every transition a sink saw.
+    func setUp(_ clock: TestClock<Duration>) -> (Bus, MonitorHandle, MonitorHandle, InMemorySink, Task<Void, any Error>) {
+        let bus = Bus(clock: clock, debounce: DebounceSettings(down: .seconds(2), up: .seconds(1)))
+        let sink = InMemorySink()
+        let mailbox = bus.attachSink(policy: .everyTransition(capacity: 100))
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        return (bus, bus.makeMonitorHandle(name: "netlink"),
+                bus.makeMonitorHandle(name: "probe", remeasuresReachability: true), sink, task)
+    }
+
+    @Test func aRouteThatComesBackIsNotOnlineUntilAFreshProbeSaysSo() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(link(.online, "eth0"))
+        probe.publish(probeSays(.online, "probe answered in 20 ms"), measuredOn: probe.path)
+        #expect(await BusTests().eventually { sink.states == [.online] })
+
+        netlink.publish(link(.offline, ""))
+        await clock.advance(by: .seconds(3))
+        #expect(await BusTests().eventually { sink.states == [.online, .offline] })
+
+        // The access point is back, its uplink is dead: nothing is known yet.
+        netlink.publish(link(.online, "eth0"))
+        await clock.advance(by: .seconds(10))
+        #expect(bus.current.state == .offline)
+        // The fresh probe on the new path says limited: that is what comes next.
+        probe.publish(probeSays(.limited, "probe to x timed out after 5s"), measuredOn: probe.path)
+        await clock.advance(by: .seconds(3))
+        #expect(await BusTests().eventually { sink.states == [.online, .offline, .limited] })
+        #expect(sink.transitions.last?.reason == "probe to x timed out after 5s")
+    }
+
+    @Test func aVerdictMeasuredBeforeTheRouteChangedIsDropped() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(link(.online, "eth0"))
+        let before = probe.path
+        netlink.publish(link(.online, "wlan0"))
+        // A probe that left by eth0 answers after the route moved to wlan0.
+        probe.publish(probeSays(.online, "probe answered in 3 ms"), measuredOn: before)
+        await clock.advance(by: .seconds(5))
+        #expect(bus.current.state == .unknown)
+        #expect(sink.states.isEmpty)
+        probe.publish(Observation(role: .reachability, state: .portal, interface: "wlan0", reason: "redirected"),
+                      measuredOn: probe.path)
+        await clock.advance(by: .seconds(3))
+        #expect(await BusTests().eventually { sink.states == [.portal] })
+        #expect(bus.current.interface == "wlan0")
+    }
+
+    @Test func startUpWaitsForTheProbeInsteadOfCallingARouteOnline() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(link(.online, "eth0"))
+        await clock.advance(by: .seconds(5))
+        #expect(bus.current.state == .unknown)
+        probe.publish(probeSays(.online, "probe answered in 9 ms"), measuredOn: probe.path)
+        #expect(await BusTests().eventually { sink.states == [.online] })
+        #expect(sink.transitions.first?.reason == "probe answered in 9 ms")
+    }
+
+    @Test func anUnconfirmedFailureDecidesNothing() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, _, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(link(.online, "eth0"))
+        probe.publish(probeSays(.unknown, "probe timed out once"), measuredOn: probe.path)
+        await clock.advance(by: .seconds(5))
+        #expect(bus.current.state == .unknown)
+    }
+
+    @Test func checkWhileOfflineAnswersAtOnce() async {
+        // A real clock: a check that waited for a probe would take the full timeout.
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .seconds(2), up: .seconds(1)))
+        let netlink = bus.makeMonitorHandle(name: "netlink")
+        let probe = bus.makeMonitorHandle(name: "probe", remeasuresReachability: true)
+        let requests = probe.checkRequests()  // a probe is listening, but with no route it cannot run
+        netlink.publish(link(.online, "eth0"))
+        probe.publish(probeSays(.online, "probe answered in 20 ms"), measuredOn: probe.path)
+        netlink.publish(link(.offline, ""))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let answer = await bus.check(timeout: .seconds(10))
+        #expect(start.duration(to: clock.now) < .milliseconds(500))
+        // An explicit check publishes without waiting out the debounce window.
+        #expect(answer.state == .offline)
+        #expect(answer.reason == "default route removed")
+        _ = requests
+    }
+
+    @Test func pathChangesReachTheProbe() async {
+        let bus = Bus(clock: TestClock())
+        let netlink = bus.makeMonitorHandle(name: "netlink")
+        let probe = bus.makeMonitorHandle(name: "probe", remeasuresReachability: true)
+        var paths = probe.pathChanges().makeAsyncIterator()
+        #expect(await paths.next() == LinkPath())
+        netlink.publish(link(.online, "eth0"))
+        let first = await paths.next()
+        #expect(first?.interface == "eth0" && first?.known == true)
+        netlink.publish(Observation(role: .link, state: .online, interface: "eth0", kind: .ethernet, reason: "kind known"))
+        netlink.publish(link(.offline, ""))
+        let second = await paths.next()
+        #expect(second?.isOffline == true)
+        #expect(second!.generation > first!.generation)
     }
 }

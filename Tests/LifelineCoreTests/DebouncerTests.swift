@@ -24,7 +24,7 @@ import Testing
         while t <= end {
             let now = start.advanced(by: t)
             while i < steps.count, steps[i].0 <= t {
-                if case .transition(let v, _) = d.observe(verdict(steps[i].1), at: now) { published.append((t, v.state)) }
+                for case .transition(let v, _) in d.observe(verdict(steps[i].1), at: now) { published.append((t, v.state)) }
                 i += 1
             }
             if case .transition(let v, _) = d.tick(at: now) { published.append((t, v.state)) }
@@ -122,16 +122,16 @@ import Testing
         let t0 = clock.now
         _ = d.observe(Verdict(state: .online, interface: "eth0", rttMs: 10), at: t0)
         let out = d.observe(Verdict(state: .online, interface: "eth0", reason: "faster", rttMs: 5), at: t0.advanced(by: .seconds(1)))
-        #expect(out == .attributes(Verdict(state: .online, interface: "eth0", reason: "faster", rttMs: 5)))
+        #expect(out == [.attributes(Verdict(state: .online, interface: "eth0", reason: "faster", rttMs: 5))])
         // The very same verdict again: nothing at all.
-        #expect(d.observe(Verdict(state: .online, interface: "eth0", reason: "faster", rttMs: 5), at: t0) == .none)
+        #expect(d.observe(Verdict(state: .online, interface: "eth0", reason: "faster", rttMs: 5), at: t0).isEmpty)
     }
 
     @Test func interfaceChangeIsATransition() {
         var d = Debouncer<Instant>(down: .seconds(2), up: .seconds(1))
         let t0 = clock.now
         _ = d.observe(Verdict(state: .online, interface: "wlan0"), at: t0)
-        #expect(d.observe(Verdict(state: .online, interface: "eth0"), at: t0) == .none)
+        #expect(d.observe(Verdict(state: .online, interface: "eth0"), at: t0).isEmpty)
         guard case .transition(let v, _) = d.tick(at: t0.advanced(by: .seconds(1))) else {
             Issue.record("no transition after the up window")
             return

@@ -4,49 +4,7 @@ import Testing
 
 @testable import ProbeMonitor
 
-@Suite struct DefaultRouteTests {
-    static let ipv4 = """
-        Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
-        eth0\t00000000\t010200C0\t0003\t0\t0\t600\t00000000\t0\t0\t0
-        eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
-        wlan0\t00000000\t0101A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0
-        docker0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0
-        """
-
-    static let ipv6 = """
-        fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0
-        00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000002 00000000 00000003     eth0
-        00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
-        00000000000000000000000000000001 80 00000000000000000000000000000000 00 00000000000000000000000000000000 00000000 00000002 00000000 80200001       lo
-        """
-
-    @Test func parsesDefaultRoutesOnly() {
-        #expect(DefaultRoute.parseIPv4(Self.ipv4) == [
-            DefaultRoute(interface: "eth0", metric: 600, family: 4),
-            DefaultRoute(interface: "wlan0", metric: 100, family: 4),
-        ])
-        // The unreachable default on lo (flags 0x200, reject) is not a route out.
-        #expect(DefaultRoute.parseIPv6(Self.ipv6) == [DefaultRoute(interface: "eth0", metric: 1024, family: 6)])
-    }
-
-    @Test func garbageIsIgnored() {
-        #expect(DefaultRoute.parseIPv4("nonsense\n\n\t\t\nx 00000000 y zz 0 0 q 00000000").isEmpty)
-        #expect(DefaultRoute.parseIPv6(String(repeating: "0", count: 500)).isEmpty)
-    }
-
-    @Test func picksTheLowestMetricAndHonoursTheFamily() throws {
-        let root = try FakeHost()
-        try root.write("proc/net/route", Self.ipv4)
-        try root.write("proc/net/ipv6_route", Self.ipv6)
-        #expect(root.files.defaultRouteInterface(family: .any) == "wlan0")
-        #expect(root.files.defaultRouteInterface(family: .ipv6) == "eth0")
-        try root.write("sys/class/net/wlan0/operstate", "down\n")
-        #expect(root.files.defaultRouteInterface(family: .ipv4) == "eth0")
-        try root.write("proc/net/route", "Iface\tDestination\n")
-        try root.write("proc/net/ipv6_route", "")
-        #expect(root.files.defaultRouteInterface(family: .any) == nil)
-    }
-
+@Suite struct HostFilesTests {
     @Test func readsCountersFromSysfs() throws {
         let root = try FakeHost()
         try root.write("sys/class/net/eth0/statistics/tx_packets", "42\n")
@@ -60,7 +18,7 @@ import Testing
 /// A throw-away /proc and /sys.
 final class FakeHost {
     let root: URL
-    var files: HostFiles { HostFiles(proc: root.path + "/proc", sys: root.path + "/sys") }
+    var files: HostFiles { HostFiles(sys: root.path + "/sys") }
 
     init() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-host-\(UUID().uuidString.prefix(8))")

@@ -61,26 +61,39 @@ import Testing
 
     @Test func failuresBecomeLimitedOnlyAfterTheConfiguredCount() {
         var judge = ProbeJudge(failures: 2)
-        let online = judge.record(.pong(rttMs: 5), interface: "eth0", afterStall: nil)
-        #expect(online?.state == .online && online?.rttMs == 5 && online?.interface == "eth0")
-        // The first failure re-sends what was known, so Check() gets an answer.
-        #expect(judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", afterStall: nil) == online)
-        let limited = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", afterStall: nil)
-        #expect(limited?.state == .limited && limited?.reason == "probe to x timed out after 5s")
-        #expect(judge.record(.pong(rttMs: 7), interface: "eth0", afterStall: nil)?.state == .online)
+        let online = judge.record(.pong(rttMs: 5), interface: "eth0", path: 1, afterStall: nil)
+        #expect(online.state == .online && online.rttMs == 5 && online.interface == "eth0")
+        // The first failure re-sends what was known on this path, so Check() gets an answer.
+        #expect(judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", path: 1, afterStall: nil) == online)
+        let limited = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", path: 1, afterStall: nil)
+        #expect(limited.state == .limited && limited.reason == "probe to x timed out after 5s")
+        #expect(judge.record(.pong(rttMs: 7), interface: "eth0", path: 1, afterStall: nil).state == .online)
+    }
+
+    @Test func aNewPathRepeatsNoOldVerdictAndCountsAfresh() {
+        var judge = ProbeJudge(failures: 2)
+        _ = judge.record(.pong(rttMs: 5), interface: "eth0", path: 1, afterStall: nil)
+        _ = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", path: 1, afterStall: nil)
+        // The route went away and came back (path 3): the old `online` must not be
+        // repeated, and the failure on path 1 does not count towards `limited`.
+        let first = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", path: 3, afterStall: nil)
+        #expect(first.state == .unknown)
+        #expect(first.reason == "probe to x timed out after 5s")
+        let second = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", path: 3, afterStall: nil)
+        #expect(second.state == .limited)
     }
 
     @Test func aStallCountsAsOneFailure() {
         var judge = ProbeJudge(failures: 2)
-        let limited = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0",
+        let limited = judge.record(.failed("probe to x timed out after 5s"), interface: "eth0", path: 1,
                                    afterStall: "eth0 sent packets but received none for 3s")
-        #expect(limited?.state == .limited)
-        #expect(limited?.reason == "probe to x timed out after 5s (eth0 sent packets but received none for 3s)")
+        #expect(limited.state == .limited)
+        #expect(limited.reason == "probe to x timed out after 5s (eth0 sent packets but received none for 3s)")
     }
 
     @Test func portalCountsAtOnce() {
         var judge = ProbeJudge(failures: 3)
-        #expect(judge.record(.unexpected("redirected"), interface: "", afterStall: nil)?.state == .portal)
+        #expect(judge.record(.unexpected("redirected"), interface: "", path: 0, afterStall: nil).state == .portal)
     }
 }
 
