@@ -210,15 +210,20 @@ import Testing
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
-        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "1s"))
+        // The probe learns the route from the link monitor, as in the defaults.
+        let config = Self.config(url: lab.checkURL, interval: "1s")
+            .replacingOccurrences(of: "[[monitor]]\nkind = \"probe\"", with: "[[monitor]]\nkind = \"netlink\"\n\n[[monitor]]\nkind = \"probe\"")
+        #expect(config.contains("kind = \"netlink\""))
+        let fixture = try startDaemon(lab, config: config)
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
 
         try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
         try await Task.sleep(for: .milliseconds(1500))  // a probe under way may finish
         let before = lab.requests(.ok).count
         try await Task.sleep(for: .seconds(4))  // four intervals
         #expect(lab.requests(.ok).count == before, "probed without a default route")
-        #expect(fixture.loggedStates() == ["online"], "published something new without a route")
+        #expect(fixture.loggedStates() == ["online", "offline"], "published something new without a route")
 
         try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "add", "default", "via", lab.hostAddress])
         #expect(await Harness.waitUntil(timeout: .seconds(3), "a probe once the route is back") {
@@ -261,6 +266,47 @@ import Testing
         #expect(await Harness.waitUntil(timeout: .seconds(2), "a probe after the route change") {
             lab.requests(.ok).count > before
         })
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// The route comes back but its uplink is dead (an ISP outage, a router
+    /// rebooting): the probe's `online` from before the outage must not be
+    /// reused. What is published after `offline` is the truth on the new path.
+    @Test func aRouteBackOverADeadUplinkIsLimitedNeverAFalseRecovery() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let fixture = try startDaemon(lab, config: """
+            [debounce]
+            down = "200ms"
+            up = "100ms"
+
+            [[monitor]]
+            kind = "netlink"
+
+            [[monitor]]
+            kind = "probe"
+            url = "\(lab.checkURL)"
+            timeout = "1s"
+
+            [[sink]]
+            kind = "log"
+            """)
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        try lab.blackhole()
+        defer { try? lab.heal() }
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "add", "default", "via", lab.hostAddress])
+        #expect(await fixture.waitForState("limited", timeout: .seconds(10)))
+        #expect(fixture.loggedStates() == ["online", "offline", "limited"])
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason == "probe to \(lab.checkURL) timed out after 1s", "\(reason)")
+
+        // The uplink heals: a real recovery, from a fresh probe.
+        try lab.heal()
+        #expect(await fixture.waitForState("online", timeout: .seconds(6)))
+        #expect((try fixture.statusJSON()["reason"] as? String ?? "").hasPrefix("probe answered"))
         #expect(await fixture.stop() == 0)
     }
 
