@@ -37,10 +37,7 @@ let package = Package(
         .systemLibrary(name: "CNetlink", path: "Sources/CNetlink"),
         .target(
             name: "LifelineCore",
-            dependencies: [
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
+            dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
         // C libraries through pkg-config (FIELD-NOTES: SwiftPM adds the -l flags).
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
@@ -88,6 +85,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
+        .testTarget(
+            name: "LifelineDaemonTests",
+            dependencies: ["LifelineDaemon", "LifelineCore", .product(name: "Clocks", package: "swift-clocks")]
+        ),
         .testTarget(
             name: "PluginTests",
             dependencies: [

@@ -211,17 +211,29 @@ public final class Bus: BusControl, Sendable {
 
     /// A new mailbox, seeded with the current state so a sink starts from it.
     public func attachSink(policy: DeliveryPolicy) -> Mailbox {
+        replaceSink(nil, policy: policy)
+    }
+
+    /// Hands `old`'s place to a new mailbox in one step, so every update goes to
+    /// exactly one of them: `old` takes no more but keeps what waits in it (its
+    /// sink drains it and ends), the new one starts from the current state.
+    public func replaceSink(_ old: Mailbox?, policy: DeliveryPolicy) -> Mailbox {
         let mailbox = Mailbox(policy: policy)
         state.withLock { s in
+            if let old {
+                s.mailboxes.removeAll { $0 === old }
+                old.finish()
+            }
             mailbox.post(Self.update(for: s, isTransition: false))
             s.mailboxes.append(mailbox)
         }
         return mailbox
     }
 
+    /// Takes no more updates for `mailbox`; its sink drains what waits and ends.
     public func detachSink(_ mailbox: Mailbox) {
         state.withLock { s in s.mailboxes.removeAll { $0 === mailbox } }
-        mailbox.close()
+        mailbox.finish()
     }
 
     // MARK: Publishing

@@ -23,6 +23,8 @@ public final class Mailbox: Sendable {
         var lastTaken: Update?
         var dropped = 0
         var closed = false
+        /// Takes no more posts; what waits is still handed out, then `next` ends.
+        var finished = false
     }
 
     private let state = Mutex(State())
@@ -34,7 +36,7 @@ public final class Mailbox: Sendable {
     /// Never blocks: hands the update to a waiting sink or stores it.
     public func post(_ update: Update) {
         let waiter: CheckedContinuation<Update?, Never>? = state.withLock { s in
-            if s.closed { return nil }
+            if s.closed || s.finished { return nil }
             if let waiter = s.waiter {
                 s.waiter = nil
                 s.lastTaken = update
@@ -77,6 +79,7 @@ public final class Mailbox: Sendable {
                         s.lastTaken = u
                         return .some(u)
                     }
+                    if s.finished { return .some(nil) }
                     s.waiter = continuation
                     return .none
                 }
@@ -119,6 +122,7 @@ public final class Mailbox: Sendable {
     /// Number of updates waiting (for tests and benchmarks).
     public var backlog: Int { state.withLock { $0.queue.count } }
 
+    /// Ends the sequence at once, dropping what waits (daemon shutdown).
     public func close() {
         let waiter = state.withLock { s in
             s.closed = true
@@ -127,6 +131,22 @@ public final class Mailbox: Sendable {
         }
         waiter?.resume(returning: nil)
     }
+
+    /// Takes no more posts, but hands out what already waits before the sequence
+    /// ends: a sink being replaced (config reload) writes every transition that
+    /// reached it.
+    public func finish() {
+        let waiter = state.withLock { s -> CheckedContinuation<Update?, Never>? in
+            s.finished = true
+            guard s.queue.isEmpty else { return nil }
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// Whether `finish()` or `close()` ended it.
+    public var isEnded: Bool { state.withLock { $0.closed || $0.finished } }
 }
 
 /// The sequence a sink reads: `for await update in updates { … }`.

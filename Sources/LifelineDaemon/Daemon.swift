@@ -45,16 +45,8 @@ public enum Daemon {
             }
         }
         let stateFile = ConfiguredPlugin.sink(StateFileSink.self, config: .init(), index: -1)
-            .service(bus, PluginContext(name: "state file", logger: logger, paths: paths, control: bus))
-        let host = PluginHost(bus: bus, config: config, paths: paths, logger: logger, reload: load)
-        let group = ServiceGroup(
-            services: [
-                host,
-                Supervised(name: "state file", logger: logger, body: stateFile.body),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
+        let host = PluginHost(bus: bus, config: config, builtIn: [stateFile], paths: paths, logger: logger, reload: load)
+        let group = ServiceGroup(services: [host], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         do {
             try await group.run()
         } catch let fatal as PluginFatalError {

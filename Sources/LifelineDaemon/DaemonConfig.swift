@@ -29,7 +29,7 @@ struct DebounceSection: Codable, Sendable {
     var settings: DebounceSettings { DebounceSettings(down: down.duration, up: up.duration) }
 }
 
-/// One `[[monitor]]` or `[[sink]]` entry: its kind, its typed config, and how to start it.
+/// One `[[monitor]]` or `[[sink]]` entry: its kind, its typed config, and how to run it.
 public struct ConfiguredPlugin: Sendable {
     public enum Role: String, Sendable { case monitor, sink }
 
@@ -39,37 +39,34 @@ public struct ConfiguredPlugin: Sendable {
     public let name: String
     /// The typed config, for `config show`.
     public let config: any Codable & Sendable
-    let service: @Sendable (Bus, PluginContext) -> PluginInstance
+    /// Equal for two entries of the same kind with the same settings: a reload
+    /// keeps such a plugin running untouched.
+    let fingerprint: String
+    let start: Start
     /// The sink's `prepare`, run once at daemon start (nil for monitors).
     var prepare: (@Sendable (PluginContext) async throws -> Void)?
 
+    enum Start: Sendable {
+        case monitor(remeasuresReachability: Bool, run: @Sendable (MonitorHandle, PluginContext) async throws -> Void)
+        case sink(delivery: DeliveryPolicy, run: @Sendable (SinkUpdates, PluginContext) async throws -> Void)
+    }
+
     static func monitor<M: Monitor>(_ type: M.Type, config: M.Config, index: Int) -> ConfiguredPlugin {
-        let name = "monitor #\(index + 1) (\(M.kind))"
-        return ConfiguredPlugin(role: .monitor, kind: M.kind, name: name, config: config) { bus, context in
-            let handle = bus.makeMonitorHandle(name: name, remeasuresReachability: M.remeasuresReachability(config))
-            return PluginInstance(name: name, context: context, release: { bus.release(handle) }) { _ in
+        ConfiguredPlugin(
+            role: .monitor, kind: M.kind, name: "monitor #\(index + 1) (\(M.kind))", config: config,
+            fingerprint: "monitor \(M.kind) \(String(reflecting: config))",
+            start: .monitor(remeasuresReachability: M.remeasuresReachability(config)) { handle, context in
                 try await M(config: config, context: context).run(handle: handle)
-            }
-        }
+            })
     }
 
     static func sink<S: Sink>(_ type: S.Type, config: S.Config, index: Int) -> ConfiguredPlugin {
-        let name = "sink #\(index + 1) (\(S.kind))"
-        return ConfiguredPlugin(role: .sink, kind: S.kind, name: name, config: config, service: { bus, context in
-            let mailbox = bus.attachSink(policy: S.delivery)
-            return PluginInstance(name: name, context: context, release: { bus.detachSink(mailbox) }) { attempt in
-                // A restarted sink starts again from the state it saw last.
-                if attempt > 0 { mailbox.replayLast() }
-                try await S(config: config, context: context).run(updates: SinkUpdates(mailbox))
-            }
-        }, prepare: { context in try await S.prepare(config: config, context: context) })
+        ConfiguredPlugin(
+            role: .sink, kind: S.kind, name: "sink #\(index + 1) (\(S.kind))", config: config,
+            fingerprint: "sink \(S.kind) \(String(reflecting: config))",
+            start: .sink(delivery: S.delivery) { updates, context in
+                try await S(config: config, context: context).run(updates: updates)
+            },
+            prepare: { context in try await S.prepare(config: config, context: context) })
     }
-}
-
-/// A plugin bound to a bus: its supervised body and what to undo when it goes.
-struct PluginInstance: Sendable {
-    let name: String
-    let context: PluginContext
-    let release: @Sendable () -> Void
-    let body: @Sendable (_ attempt: Int) async throws -> Void
 }

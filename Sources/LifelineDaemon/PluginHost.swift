@@ -5,22 +5,32 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// Runs the configured monitors and sinks, each a supervised `Service` in one
-/// `ServiceGroup` (a "generation"), and swaps the whole generation when SIGHUP
-/// brings a valid new config (STYLE 4: all or nothing; a bad config is reported
-/// and the running one kept). The bus, and so the published state and its
-/// sequence, lives across reloads.
+/// Runs the configured monitors and sinks, each supervised in a task of its
+/// own, until the daemon stops.
+///
+/// SIGHUP reloads the config all or nothing (a bad new config is reported and
+/// the running one kept), then changes only what changed:
+/// - a plugin whose kind and settings are unchanged keeps running, untouched
+///   (an outage's toast stays up, nothing is re-sent);
+/// - a sink whose settings changed hands its place to its successor in one step,
+///   so every update reaches exactly one of them, and the successor starts once
+///   the old one has written what it had (the log stays in order);
+/// - new monitors start before the ones they replace stop.
+/// The bus, and so the published state and its sequence, lives across reloads.
 final class PluginHost: Service {
     private let bus: Bus
     private let paths: Paths
     private let logger: Logger
     private let initial: DaemonConfig
+    /// Sinks the daemon always runs whatever the config (the state file).
+    private let builtIn: [ConfiguredPlugin]
     private let reload: @Sendable () throws(ConfigError) -> DaemonConfig
 
-    init(bus: Bus, config: DaemonConfig, paths: Paths, logger: Logger,
+    init(bus: Bus, config: DaemonConfig, builtIn: [ConfiguredPlugin] = [], paths: Paths, logger: Logger,
          reload: @escaping @Sendable () throws(ConfigError) -> DaemonConfig) {
         self.bus = bus
         self.initial = config
+        self.builtIn = builtIn
         self.paths = paths
         self.logger = logger
         self.reload = reload
@@ -28,72 +38,206 @@ final class PluginHost: Service {
 
     func run() async throws {
         let (hangups, hangup) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let fatal = FatalBox()
+        let plugins = RunningPlugins(bus: bus, paths: paths, logger: logger) { error in
+            // A plugin that cannot go on ends the daemon: stop waiting for hang-ups.
+            fatal.value.withLock { $0 = $0 ?? error }
+            hangup.finish()
+        }
         try await withThrowingDiscardingTaskGroup { top in
             top.addTask {
                 for await _ in await UnixSignalsSequence(trapping: .sighup) { hangup.yield() }
             }
-            try await withGracefulShutdownHandler {
-                try await runGenerations(hangups: hangups, stop: hangup)
+            await withGracefulShutdownHandler {
+                logger.info("running \(initial.monitors.count) monitors and \(initial.sinks.count) sinks from \(initial.source)")
+                await plugins.reconcile(with: builtIn + initial.monitors + initial.sinks)
+                for await _ in hangups {
+                    do {
+                        let config = try reload()
+                        logger.info("SIGHUP: reloaded \(config.source)")
+                        bus.debounce = config.debounce
+                        await plugins.reconcile(with: builtIn + config.monitors + config.sinks)
+                    } catch {
+                        logger.error("SIGHUP: keeping the running config: \(error)")
+                    }
+                }
+                await plugins.stopAll()
             } onGracefulShutdown: {
                 hangup.finish()
             }
             top.cancelAll()
         }
+        if let error = fatal.value.withLock({ $0 }) { throw error }
+    }
+}
+
+/// The plugins running now; used by the host's one task only.
+private final class RunningPlugins {
+    struct Running {
+        let plugin: ConfiguredPlugin
+        let task: Task<Void, Never>
+        let backingOff: Supervised.BackingOff
+        /// The sink's mailbox, or the monitor's handle.
+        let mailbox: Mailbox?
+        let handle: MonitorHandle?
     }
 
-    /// `stop` ends `hangups` early when a generation fails for good (a plugin
-    /// threw `PluginFatalError`); the failure is then thrown to the daemon.
-    private func runGenerations(hangups: AsyncStream<Void>, stop: AsyncStream<Void>.Continuation) async throws {
-        let failure = FatalBox()
-        var config = initial
-        var signals = hangups.makeAsyncIterator()
-        var running = true
-        while running {
-            let instances = (config.monitors + config.sinks).map { plugin in
-                plugin.service(bus, PluginContext(
-                    name: plugin.name, logger: logger.with(plugin: plugin.name), paths: paths, control: bus))
+    private let bus: Bus
+    private let paths: Paths
+    private let logger: Logger
+    private let onFatal: @Sendable (PluginFatalError) -> Void
+    private var running: [Running] = []
+
+    init(bus: Bus, paths: Paths, logger: Logger, onFatal: @escaping @Sendable (PluginFatalError) -> Void) {
+        self.bus = bus
+        self.paths = paths
+        self.logger = logger
+        self.onFatal = onFatal
+    }
+
+    /// Makes the running plugins those of `wanted`, keeping every one that did not change.
+    func reconcile(with wanted: [ConfiguredPlugin]) async {
+        var leaving = running
+        var next: [Running] = []
+        var starting: [ConfiguredPlugin] = []
+        for plugin in wanted {
+            if let i = leaving.firstIndex(where: { $0.plugin.fingerprint == plugin.fingerprint }) {
+                next.append(leaving.remove(at: i))
+            } else {
+                starting.append(plugin)
             }
-            let services = instances.map { instance in
-                Supervised(name: instance.name, logger: instance.context.logger, body: instance.body)
+        }
+        for plugin in starting {
+            guard case .sink(let delivery, let run) = plugin.start else { continue }
+            let predecessor = leaving.firstIndex { $0.plugin.role == .sink && $0.plugin.kind == plugin.kind }
+                .map { leaving.remove(at: $0) }
+            next.append(startSink(plugin, delivery: delivery, run: run, replacing: predecessor))
+        }
+        for plugin in starting {
+            guard case .monitor(let remeasures, let run) = plugin.start else { continue }
+            next.append(startMonitor(plugin, remeasures: remeasures, run: run))
+        }
+        running = next
+        await stop(leaving)
+    }
+
+    /// Monitors first, so the last states they cause still reach the sinks.
+    func stopAll() async {
+        let all = running
+        running = []
+        await stop(all.filter { $0.handle != nil })
+        await stop(all.filter { $0.mailbox != nil })
+    }
+
+    private func stop(_ plugins: [Running]) async {
+        for p in plugins {
+            if let mailbox = p.mailbox {
+                // A sink drains what reached it; one waiting out a back-off has nothing to drain.
+                bus.detachSink(mailbox)
+                if p.backingOff.now { p.task.cancel() }
+            } else {
+                p.task.cancel()
             }
-            let group = ServiceGroup(services: services, logger: logger)
-            logger.info("running \(config.monitors.count) monitors and \(config.sinks.count) sinks from \(config.source)")
-            try await withThrowingTaskGroup(of: Void.self) { g in
-                g.addTask {
-                    do {
-                        try await group.run()
-                    } catch {
-                        // Supervised plugins restart on ordinary errors: this one ends the daemon.
-                        failure.value.withLock { $0 = (error as? PluginFatalError) ?? PluginFatalError(exitCode: 1, "\(error)") }
-                        stop.finish()
-                        throw error
-                    }
-                }
-                // Wait for a reload that yields a valid config, for shutdown, or for a fatal failure.
-                while true {
-                    guard await signals.next() != nil else {
-                        if let fatal = failure.value.withLock({ $0 }) { throw fatal }
-                        running = false
-                        break
-                    }
-                    do {
-                        config = try reload()
-                        logger.info("SIGHUP: reloaded \(config.source)")
-                        break
-                    } catch {
-                        logger.error("SIGHUP: keeping the running config: \(error)")
-                    }
-                }
-                await group.triggerGracefulShutdown()
-                try await g.waitForAll()
+        }
+        for p in plugins {
+            if !(await wait(for: p.task, upTo: drainLimit)) {
+                logger.warning("\(p.plugin.name) did not stop within \(DurationText.format(drainLimit))")
+                p.task.cancel()
             }
-            for instance in instances { instance.release() }
-            bus.debounce = config.debounce
+            if let handle = p.handle { bus.release(handle) }
+        }
+    }
+
+    private func context(for plugin: ConfiguredPlugin) -> PluginContext {
+        PluginContext(name: plugin.name, logger: logger.with(plugin: plugin.name), paths: paths, control: bus)
+    }
+
+    private func startMonitor(
+        _ plugin: ConfiguredPlugin, remeasures: Bool,
+        run: @escaping @Sendable (MonitorHandle, PluginContext) async throws -> Void
+    ) -> Running {
+        let context = context(for: plugin)
+        let handle = bus.makeMonitorHandle(name: plugin.name, remeasuresReachability: remeasures)
+        let (task, backingOff) = supervise(plugin, context) { _ in try await run(handle, context) }
+        return Running(plugin: plugin, task: task, backingOff: backingOff, mailbox: nil, handle: handle)
+    }
+
+    private func startSink(
+        _ plugin: ConfiguredPlugin, delivery: DeliveryPolicy,
+        run: @escaping @Sendable (SinkUpdates, PluginContext) async throws -> Void,
+        replacing predecessor: Running?
+    ) -> Running {
+        let context = context(for: plugin)
+        let mailbox = bus.replaceSink(predecessor?.mailbox, policy: delivery)
+        let logger = self.logger
+        let (task, backingOff) = supervise(plugin, context, after: predecessor) { attempt in
+            if mailbox.isEnded { throw CancellationError() }
+            // A restarted sink starts again from the update it was handling.
+            if attempt > 0 { mailbox.replayLast() }
+            try await run(SinkUpdates(mailbox), context)
+            // Its mailbox was handed on or the daemon is stopping: done for good.
+            if mailbox.isEnded { throw CancellationError() }
+            logger.debug("\(plugin.name) returned")
+        }
+        return Running(plugin: plugin, task: task, backingOff: backingOff, mailbox: mailbox, handle: nil)
+    }
+
+    private func supervise(
+        _ plugin: ConfiguredPlugin, _ context: PluginContext, after predecessor: Running? = nil,
+        body: @escaping @Sendable (_ attempt: Int) async throws -> Void
+    ) -> (Task<Void, Never>, Supervised.BackingOff) {
+        let onFatal = self.onFatal
+        let previous = predecessor?.task
+        let supervised = Supervised(name: plugin.name, logger: context.logger, body: body)
+        let task = Task {
+            if let previous { await waitOrCancel(previous, logger: context.logger) }
+            do {
+                try await supervised.run()
+            } catch {
+                onFatal(error as? PluginFatalError ?? PluginFatalError(exitCode: 1, "\(supervised.name): \(error)"))
+            }
+        }
+        return (task, supervised.backingOff)
+    }
+}
+
+/// How long a sink that is going away may take to write what it still has.
+private let drainLimit = Duration.seconds(5)
+
+/// Waits for the sink being replaced to finish; after `drainLimit` cancels it.
+private func waitOrCancel(_ previous: Task<Void, Never>, logger: Logger) async {
+    guard await wait(for: previous, upTo: drainLimit) else {
+        logger.warning("the sink this one replaces did not finish; starting anyway")
+        previous.cancel()
+        return
+    }
+}
+
+/// Waits for `task` to end, at most `limit`; true when it ended. A task stuck
+/// in a C call that ignores cancellation cannot hold up a reload or shutdown.
+private func wait(for task: Task<Void, Never>, upTo limit: Duration) async -> Bool {
+    let once = Once()
+    return await withCheckedContinuation { continuation in
+        once.set(continuation)
+        Task {
+            await task.value
+            once.resume(true)
+        }
+        Task {
+            try? await Task.sleep(for: limit)
+            once.resume(false)
         }
     }
 }
 
-/// The error that ended a generation, handed from its task to the host loop.
+/// A continuation resumed by whichever of several racers comes first.
+private final class Once: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    func set(_ c: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = c } }
+    func resume(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
+}
+
+/// The error that ends the daemon, handed from a plugin's task to the host.
 private final class FatalBox: Sendable {
     let value = Mutex<PluginFatalError?>(nil)
 }

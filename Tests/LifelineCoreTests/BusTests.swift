@@ -133,9 +133,11 @@ import Testing
         let all = arrivals.withLock { $0 }
         for sink in all {
             #expect(sink.map(\.sequence) == Array(1...20))
+            // Delivered, not stalled behind the blocked thread (how fast is the
+            // benchmark's business: `make bench`, bench/core.sh).
             for a in sink {
                 let latency = published[Int(a.sequence) - 1].duration(to: a.at)
-                #expect(latency < .milliseconds(10), "delivery took \(latency)")
+                #expect(latency < .seconds(1), "delivery took \(latency)")
             }
         }
         // Still blocked, holding its thread: the others got everything meanwhile.
