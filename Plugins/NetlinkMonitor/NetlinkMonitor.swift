@@ -79,27 +79,32 @@ public struct NetlinkMonitor: Monitor {
             kinds: InterfaceKinds(sysfsRoot: sysfsRoot)
         )
         let loop = try NetlinkLoop(settings: settings, logger: context.logger)
-        let (events, continuation) = AsyncStream<NetlinkLoop.Event>.makeStream()
-        let thread = try LoopThread(name: "netlink") {
-            loop.run { continuation.yield($0) }
-            continuation.finish()
-        }
-        defer {
-            loop.stop()
-            thread.join()
-        }
-        try await withTaskCancellationHandler {
-            for await event in events {
-                switch event {
-                case .update(let observation, let check):
-                    if let observation { handle.publish(observation) }
-                    if check { handle.requestCheck() }
-                case .failed(let message):
-                    throw Stopped(description: message)
+        // The loop's thread publishes straight into the bus (thread-safe, never
+        // blocks): a kernel event reaches the decision without a hop through the
+        // task pool. Only the loop's end comes back here.
+        let failure: String? = await withTaskCancellationHandler {
+            await withCheckedContinuation { (ended: CheckedContinuation<String?, Never>) in
+                do {
+                    try LoopThread.start(name: "netlink") {
+                        var failure: String?
+                        loop.run { event in
+                            switch event {
+                            case .update(let observation, let check):
+                                if let observation { handle.publish(observation) }
+                                if check { handle.requestCheck() }
+                            case .failed(let message):
+                                failure = message
+                            }
+                        }
+                        ended.resume(returning: failure)
+                    }
+                } catch {
+                    ended.resume(returning: "\(error)")
                 }
             }
         } onCancel: {
             loop.stop()
         }
+        if let failure { throw Stopped(description: failure) }
     }
 }

@@ -26,9 +26,9 @@ import Testing
 
     /// Builds the loop on a thread that entered `namespace`: sockets belong to
     /// the namespace of the thread that opens them.
-    func makeLoop(in namespace: String) throws -> NetlinkLoop {
+    func makeLoop(in namespace: String) async throws -> NetlinkLoop {
         let result = Mutex<Result<NetlinkLoop, any Error>?>(nil)
-        let thread = try LoopThread(name: "netns") {
+        try LoopThread.start(name: "netns") {
             let fd = open("/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
             defer { if fd >= 0 { close(fd) } }
             guard fd >= 0, ll_enter_netns(fd) == 0 else {
@@ -39,20 +39,21 @@ import Testing
                                                 kinds: InterfaceKinds(sysfsRoot: "/nonexistent"))
             result.withLock { r in r = Result { try NetlinkLoop(settings: settings, logger: Logger(label: "test")) } }
         }
-        thread.join()
+        await Harness.waitUntil("the loop is built") { result.withLock { $0 != nil } }
         return try result.withLock { $0! }.get()
     }
 
     @Test func checksAreRequestedForChangesThatTouchTheDefaultRouteOnly() async throws {
         guard Harness.available(.rootAnd(["ip"])) else { return }
         let net = try NetnsPair()
-        let loop = try makeLoop(in: net.client)
+        let loop = try await makeLoop(in: net.client)
         let received = Received()
-        let thread = try LoopThread(name: "netlink-test") { loop.run { received.append($0) } }
-        defer {
-            loop.stop()
-            thread.join()
+        let finished = Mutex(false)
+        try LoopThread.start(name: "netlink-test") {
+            loop.run { received.append($0) }
+            finished.withLock { $0 = true }
         }
+        defer { loop.stop() }
         await Harness.waitUntil("first verdict") { received.all.count == 1 }
         #expect(received.all == ["online v0 (default route via v0)"], "the first verdict asks for no check")
 
@@ -74,9 +75,9 @@ import Testing
     @Test func stopEndsTheThreadPromptly() async throws {
         guard Harness.available(.rootAnd(["ip"])) else { return }
         let net = try NetnsPair()
-        let loop = try makeLoop(in: net.client)
+        let loop = try await makeLoop(in: net.client)
         let finished = Mutex(false)
-        let thread = try LoopThread(name: "netlink-test") {
+        try LoopThread.start(name: "netlink-test") {
             loop.run { _ in }
             finished.withLock { $0 = true }
         }
@@ -84,8 +85,7 @@ import Testing
         #expect(!finished.withLock { $0 }, "it runs until stopped")
         let start = ContinuousClock.now
         loop.stop()
-        thread.join()
-        #expect(finished.withLock { $0 })
+        await Harness.waitUntil(timeout: .seconds(5), "the thread ended") { finished.withLock { $0 } }
         #expect(ContinuousClock.now - start < .seconds(1))
     }
 }
