@@ -29,9 +29,10 @@ release: deps
 
 # Tests run one at a time: several assert latency bounds (a sink delivers within
 # 10 ms, tmux redraws within 100 ms) that parallel tests on two cores would blur.
+# scripts/no-leftovers.sh fails the run if any process a test started outlives it.
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --no-parallel
+	scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel
 
 bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
