@@ -127,6 +127,22 @@ import Testing
         #expect(d.observe(Verdict(state: .online, interface: "eth0", reason: "faster", rttMs: 5), at: t0).isEmpty)
     }
 
+    /// The timer for a recovery had not fired yet when a fresher online
+    /// observation arrived: the recovery is published, then the fresh reason and
+    /// rtt, so nothing shows the stale ones.
+    @Test func aRecoveryIsFollowedByTheObservationThatArrivedWithIt() {
+        var d = Debouncer<Instant>(down: .seconds(2), up: .seconds(1))
+        let t0 = clock.now
+        _ = d.observe(Verdict(state: .offline), at: t0)
+        _ = d.tick(at: t0.advanced(by: .seconds(2)))
+        let old = Verdict(state: .online, interface: "eth0", reason: "probe answered in 40 ms", rttMs: 40)
+        let fresh = Verdict(state: .online, interface: "eth0", reason: "probe answered in 3 ms", rttMs: 3)
+        _ = d.observe(old, at: t0.advanced(by: .seconds(3)))
+        let out = d.observe(fresh, at: t0.advanced(by: .seconds(5)))
+        #expect(out == [.transition(old, heldSince: t0.advanced(by: .seconds(3))), .attributes(fresh)])
+        #expect(d.published == fresh)
+    }
+
     @Test func interfaceChangeIsATransition() {
         var d = Debouncer<Instant>(down: .seconds(2), up: .seconds(1))
         let t0 = clock.now
