@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Shared pieces for tests that run the real `lifeline` binary against real
@@ -95,9 +96,18 @@ enum Harness {
         try p.run()
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()
-        // Read before waiting, so a chatty child cannot fill the pipe and stall.
+        // stderr is read on another thread while stdout is read here, so a child
+        // that fills either pipe cannot stall waiting for us to read the other.
+        let errorOutput = Mutex(Data())
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            errorOutput.withLock { $0 = data }
+            finished.signal()
+        }.start()
         let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
+        finished.wait()
+        let e = errorOutput.withLock { $0 }
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
     }
