@@ -39,7 +39,7 @@ let package = Package(
             name: "LifelineCore",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        // C libraries through pkg-config (FIELD-NOTES: SwiftPM adds the -l flags).
+        // C libraries through pkg-config, which gives SwiftPM the -l flags.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
         // One GLib main loop on its own thread, shared by libdbus and libnotify.

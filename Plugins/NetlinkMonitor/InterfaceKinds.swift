@@ -1,7 +1,7 @@
 import Glibc
 import LifelineCore
 
-/// Tells what kind of interface carries the default route (SPEC §2 `kind`),
+/// Tells what kind of interface carries the default route (the state's `kind` field),
 /// from sysfs and what netlink said about the link. The sysfs root is a
 /// parameter so tests can hand it a fake tree.
 ///

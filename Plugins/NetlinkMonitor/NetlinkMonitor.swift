@@ -1,6 +1,6 @@
 import LifelineCore
 
-/// `netlink` monitor: is there a usable default route? (SPEC §2 `offline`, and
+/// `netlink` monitor: is there a usable default route? (`offline` when not, and
 /// `online` when no probe runs). Learns link, carrier, address and route
 /// changes from rtnetlink the moment the kernel makes them; no polling.
 ///

@@ -6,7 +6,7 @@ import CNetlink
 /// Pure: fed parsed messages (from a dump or from multicast), no I/O. Only
 /// main-table default routes are kept; everything else cannot change the answer.
 ///
-/// Kernel behaviours it models (FIELD-NOTES, checked in a netns):
+/// Kernel behaviours it models (each checked in a network namespace):
 /// - An interface going down flushes its IPv4 routes with no `RTM_DELROUTE`
 ///   (IPv6 deletions are announced). Removing an interface's last IPv4 address
 ///   does the same; removing an address also flushes routes that use it as

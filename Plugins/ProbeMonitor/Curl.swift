@@ -55,7 +55,7 @@ struct HTTPRequest: Sendable {
     var userAgent = "Lifeline connectivity check"
 }
 
-/// Owns one libcurl easy handle (STYLE 10): created in `init`, cleaned up in
+/// Owns one libcurl easy handle, like every C wrapper here: created in `init`, cleaned up in
 /// `deinit`; errors come back as `CurlError`. Use it on one thread at a time.
 final class CurlEasy {
     private let handle: UnsafeMutableRawPointer

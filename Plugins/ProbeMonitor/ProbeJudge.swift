@@ -10,7 +10,7 @@ enum ProbeOutcome: Sendable, Equatable {
     case failed(String)
 }
 
-/// The expected reply (SPEC §4) and how a reply is judged against it.
+/// The expected reply (the probe's config) and how a reply is judged against it.
 struct ProbeExpectation: Sendable, Equatable {
     var url: String
     /// Nil: any 2xx when a body prefix or header is expected, else 204.

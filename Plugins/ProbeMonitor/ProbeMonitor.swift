@@ -1,7 +1,7 @@
 import LifelineCore
 import Synchronization
 
-/// `probe` monitor: the ping-pong of SPEC §4. An HTTP request to a check URL
+/// `probe` monitor: the ping-pong. An HTTP request to a check URL
 /// (libcurl, as NetworkManager does); the expected reply means `online`, another
 /// reply (redirect, login page) `portal`, no reply `limited` after `failures`
 /// in a row. Scheduling: every `interval` while online, 1 s doubling up to

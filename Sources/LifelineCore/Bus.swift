@@ -1,7 +1,7 @@
 import Logging
 import Synchronization
 
-/// Debounce windows of SPEC §3.
+/// Debounce windows (docs/design.md, "Dedup and debounce").
 public struct DebounceSettings: Sendable, Equatable {
     public var down: Duration
     public var up: Duration

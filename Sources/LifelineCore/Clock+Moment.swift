@@ -23,7 +23,7 @@ public struct TimeSource: Sendable {
     }
 }
 
-/// Wall-clock time (SPEC §2 `since`), microseconds since the Unix epoch.
+/// Wall-clock time (the state's `since`), microseconds since the Unix epoch.
 public enum WallClock {
     public static func micros() -> Int64 {
         var ts = timespec()

@@ -1,4 +1,4 @@
-/// Dedup and debounce of SPEC §3 as a pure state machine: it is fed verdicts
+/// Dedup and debounce (docs/design.md) as a pure state machine: it is fed verdicts
 /// and instants and says what to publish. It never reads a clock itself, so tests
 /// drive it with any `InstantProtocol` (swift-clocks' `TestClock` among them).
 ///

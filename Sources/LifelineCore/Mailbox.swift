@@ -2,7 +2,7 @@ import Synchronization
 
 /// How a sink's mailbox holds updates the sink has not taken yet.
 public enum DeliveryPolicy: Sendable, Equatable {
-    /// Only the newest update waits (SPEC §5): right for anything that shows
+    /// Only the newest update waits: right for anything that shows
     /// the current state (toast, tmux, D-Bus).
     case latest
     /// Every transition waits, up to `capacity`; attribute-only updates still

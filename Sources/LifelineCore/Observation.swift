@@ -1,5 +1,5 @@
 /// Which layer of the network an observation speaks for. Link facts beat
-/// reachability results (SPEC §2): with no route the state is `offline`
+/// reachability results: with no route the state is `offline`
 /// whatever the last probe said.
 public enum ObservationRole: Int, Sendable, CaseIterable, Codable {
     /// Is there a usable default route? (netlink, NetworkManager `State`)

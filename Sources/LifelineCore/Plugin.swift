@@ -17,11 +17,11 @@ public struct PluginContext: Sendable {
     }
 }
 
-/// Something that watches the network and publishes observations (SPEC §4).
+/// Something that watches the network and publishes observations.
 ///
 /// A monitor plugin is one folder `Plugins/<Name>/` with one type conforming to
 /// this, a `static let kind` and a nested `Config` whose every key has a default,
-/// so that it decodes from an empty table (STYLE 1, 5).
+/// so that it decodes from an empty table (the schema self-test checks it).
 public protocol Monitor: Sendable {
     associatedtype Config: Codable, Sendable
     static var kind: String { get }
@@ -43,7 +43,7 @@ extension Monitor {
     public static func remeasuresReachability(_ config: Config) -> Bool { false }
 }
 
-/// Something that carries published states to a surface (SPEC §5).
+/// Something that carries published states to a surface.
 public protocol Sink: Sendable {
     associatedtype Config: Codable, Sendable
     static var kind: String { get }

@@ -1,4 +1,4 @@
-/// The connectivity states of SPEC §2, ordered from worst to best.
+/// The connectivity states, ordered from worst to best.
 public enum ConnectivityState: String, Sendable, CaseIterable, Codable, Comparable {
     /// No decision yet (daemon just started, or no monitor has reported).
     case unknown
@@ -27,7 +27,7 @@ public enum ConnectivityState: String, Sendable, CaseIterable, Codable, Comparab
     public var isDegraded: Bool { self != .online && self != .unknown }
 }
 
-/// The kind of the primary interface (SPEC §2 `kind`); `.none` is the empty string.
+/// The kind of the primary interface (the state's `kind`); `.none` is the empty string.
 public enum InterfaceKind: String, Sendable, CaseIterable, Codable {
     case ethernet, wifi, wwan, vpn, other
     case none = ""

@@ -1,4 +1,4 @@
-/// A published state with every field of SPEC §2. This is what the log, the
+/// A published state with every field other programs read. This is what the log, the
 /// state file, D-Bus and every other surface show.
 public struct StateEvent: Sendable, Equatable, Codable {
     public var state: ConnectivityState
@@ -30,7 +30,7 @@ public struct StateEvent: Sendable, Equatable, Codable {
         self.sequence = sequence
     }
 
-    /// The field names of SPEC §2, in its order.
+    /// The field names as every surface writes them (JSON, D-Bus details), in order.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case state, previous, since, interface, kind, reason
         case rttMs = "rtt_ms"
@@ -44,7 +44,7 @@ public struct StateEvent: Sendable, Equatable, Codable {
     }
 }
 
-/// An outage: from a published degradation to the next published `online` (SPEC §3).
+/// An outage: from a published degradation to the next published `online`.
 public struct Outage: Sendable, Equatable {
     /// Counts outages since the daemon started; sinks use it to tell a new outage from an update.
     public var id: UInt64

@@ -1,5 +1,5 @@
 /// The decision at one moment: one state plus the attributes that describe it.
-/// Two verdicts are the same transition when `key` is equal (SPEC §3 dedup:
+/// Two verdicts are the same transition when `key` is equal (dedup:
 /// only `state` and `interface` count).
 public struct Verdict: Sendable, Equatable {
     public var state: ConnectivityState

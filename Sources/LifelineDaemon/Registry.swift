@@ -7,7 +7,7 @@ import NotifySink
 import ProbeMonitor
 import TmuxSink
 
-/// Every plugin kind the daemon knows, in one place (STYLE 2: i3status-rust's
+/// Every plugin kind the daemon knows, in one place (like i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
 /// its target in Package.swift.
 public enum Registry {

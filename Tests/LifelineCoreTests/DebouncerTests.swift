@@ -2,7 +2,7 @@ import Clocks
 import LifelineCore
 import Testing
 
-/// Dedup and debounce (SPEC §3) on swift-clocks' `TestClock`: no test sleeps.
+/// Dedup and debounce on swift-clocks' `TestClock`: no test sleeps.
 @Suite struct DebouncerTests {
     typealias Instant = TestClock<Duration>.Instant
     let clock = TestClock()

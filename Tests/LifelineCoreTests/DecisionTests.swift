@@ -1,7 +1,7 @@
 import LifelineCore
 import Testing
 
-/// Every row of SPEC §2's table, and the precedence between rows.
+/// Every rule of the decision (docs/design.md), and the precedence between them.
 @Suite struct DecisionTests {
     func link(_ state: ConnectivityState, _ iface: String = "wlan0", kind: InterfaceKind = .wifi, reason: String = "link") -> Observation {
         Observation(role: .link, state: state, interface: iface, kind: kind, reason: reason)

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ProbeMonitor
 
-/// The probe's timing rules (SPEC §4), first on the pure plan, then on the
+/// The probe's timing rules, first on the pure plan, then on the
 /// driver with swift-clocks' `TestClock`.
 @Suite struct ProbePlanTests {
     func at(_ seconds: Double) -> Moment { Moment(offset: .milliseconds(Int64(seconds * 1000))) }
