@@ -58,6 +58,21 @@ final class Desktop: @unchecked Sendable {
         dunst = nil
     }
 
+    /// Stops dunst (SIGSTOP): it keeps its name on the bus, takes calls and answers none.
+    func pauseNotificationServer() {
+        if let p = dunst, p.isRunning { kill(p.processIdentifier, SIGSTOP) }
+    }
+
+    func resumeNotificationServer() {
+        if let p = dunst, p.isRunning { kill(p.processIdentifier, SIGCONT) }
+    }
+
+    /// Waits until a `dbus-monitor` is a monitor on the bus: it prints the loss
+    /// of its own name when it becomes one, and sees every message after that.
+    static func waitUntilMonitoring(_ monitor: BackgroundProcess) async {
+        await Harness.waitUntil("dbus-monitor listening") { monitor.output.contains("member=NameLost") }
+    }
+
     func dunstctl(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         try Harness.run(["dunstctl"] + args, environment: environment)
     }
