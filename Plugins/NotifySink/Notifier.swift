@@ -134,9 +134,10 @@ final class Notifier: @unchecked Sendable {
         lifeline_notify_set_string_hint(n, "x-canonical-private-synchronous", "lifeline")
         notify_notification_clear_actions(n)
         if toast.hasActions, caps.contains("actions") {
-            // "default" is a click on the toast itself, the same as "Check now". It
-            // has no label: servers that list actions as buttons would show it twice.
-            for (id, label) in [("default", ""), ("retry", "Check now"), ("mute", "Mute for 1 hour")] {
+            // "default" is a click on the toast itself, and it is "Check now". There is
+            // no second "Check now" action: servers that draw every action as a button
+            // (xfce4-notifyd) showed the label twice, and libnotify refuses an empty label.
+            for (id, label) in [("default", "Check now"), ("mute", "Mute for 1 hour")] {
                 notify_notification_add_action(n, id, label, { _, action, data in
                     let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
                     me.events.yield(.action(action.map { String(cString: $0) } ?? ""))
