@@ -44,6 +44,12 @@ final class Notifier: @unchecked Sendable {
         // Queued, not awaited: the first event says whether a server is there.
         loop.perform { [self] in
             if notify_is_initted() == 0 { _ = notify_init("Lifeline") }
+            // GDBus would end the whole daemon (SIGTERM, exit 0) when the session bus
+            // goes; what to do then is the daemon's call, not the toast's.
+            if let session = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) {
+                g_dbus_connection_set_exit_on_close(session, 0)
+                lifeline_g_object_unref(UnsafeMutableRawPointer(session))
+            }
             watch = g_bus_watch_name(
                 G_BUS_TYPE_SESSION, "org.freedesktop.Notifications", G_BUS_NAME_WATCHER_FLAGS_NONE,
                 { _, _, _, data in
