@@ -13,12 +13,12 @@ import Testing
         var outageToasts: [NotificationCalls.Notify] { calls.notifies.filter { $0.summary != "Back online" } }
     }
 
-    /// Starts the desktop (dunst unless `server` is false), a Notify watcher and the daemon.
+    /// Starts the desktop (with `server`, dunst by default), a Notify watcher and the daemon.
     /// With `checkAnswer`, the monitor answers each "check" with that JSON observation.
-    func lab(server: Bool = true, checkAnswer: String? = nil, down: String = "300ms") async throws -> Lab? {
-        guard Harness.available(.tools(Desktop.tools)) else { return nil }
+    func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms") async throws -> Lab? {
+        guard Harness.available(.tools(Desktop.tools + ["dbus-send"])) else { return nil }
         let desktop = try Desktop()
-        if server { try await desktop.startNotificationServer() }
+        if let server { try await desktop.startNotificationServer(server) }
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
         let net: ScriptedNetwork
         if let checkAnswer {
@@ -184,6 +184,27 @@ import Testing
         #expect(lab.desktop.displayedCount() == 1)
     }
 
+    /// notification-daemon ignores CloseNotification: a close-then-new left the
+    /// outage toast on screen with "Back online" queued behind it.
+    @Test(arguments: [NotificationServer.notificationDaemon, .xfce4Notifyd])
+    func recoveryLeavesOnlyBackOnlineOnScreen(_ server: NotificationServer) async throws {
+        guard server.available, let lab = try await lab(server: server) else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("outage toast on screen") {
+            lab.outageToasts.count == 1 && lab.desktop.viewableWindows(of: server) == 1
+        }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("back online") { lab.calls.notifies.last?.summary == "Back online" }
+        let back = try #require(lab.calls.notifies.last)
+        #expect(back.replacesID != 0, "Back online replaces the outage toast")
+        #expect(lab.calls.closes.isEmpty)
+        try await Task.sleep(for: .milliseconds(500))  // not a readiness wait: the server has drawn by now
+        #expect(lab.desktop.viewableWindows(of: server) == 1, "one toast on screen, and it is Back online")
+    }
+
     /// Reasons come from the network and from any program an exec monitor runs:
     /// what dunst (which reads body markup) receives is text, never markup.
     @Test func hostileReasonsReachTheServerAsText() async throws {
@@ -244,7 +265,7 @@ import Testing
     }
 
     @Test func withoutAnyNotificationServerTheDaemonRunsAndLogsTheFallback() async throws {
-        guard let lab = try await lab(server: false) else { return }
+        guard let lab = try await lab(server: nil) else { return }
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")
