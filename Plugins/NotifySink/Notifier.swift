@@ -1,14 +1,25 @@
 import CNotify
 import LifelineGLib
+import Synchronization
 
-/// libnotify, owned: every call runs on the shared GLib loop thread, whose
-/// context is thread-default there (FIELD-NOTES: otherwise action and `closed`
-/// callbacks silently never fire). Events from the server (our toast closed, an
-/// action invoked, the server appearing or vanishing) come out as an AsyncStream.
+/// libnotify, owned. libnotify's calls to the server (Notify, GetCapabilities,
+/// CloseNotification) are synchronous and wait up to 25 s for a server that
+/// hangs, so they run on a GLib loop thread of their own, never on the loop
+/// that serves the daemon's D-Bus interface and never on a cooperative-pool
+/// thread: callers hop there asynchronously and wait without holding a thread.
+///
+/// libnotify binds to the GLib context that is thread-default where it is
+/// initialised; without it, action and `closed` callbacks silently never fire.
+/// `MainLoopThread` pushes its context as thread-default on its thread, and
+/// libnotify is initialised there. libnotify is process-wide state, so there is
+/// one such thread for the life of the process.
+///
+/// Events from the server (our toast closed, an action invoked, the server
+/// appearing or vanishing) come out as an AsyncStream.
 final class Notifier: @unchecked Sendable {
-    // @unchecked: the mutable state below is touched on the loop thread only.
+    // @unchecked: the mutable state below is touched on `Notifier.loop` only.
     enum Event: Sendable, Equatable {
-        case closed
+        case closed(ToastPolicy.CloseReason)
         case action(String)
         case serverAppeared
         case serverVanished
@@ -18,25 +29,31 @@ final class Notifier: @unchecked Sendable {
         var description: String
     }
 
-    private let loop: MainLoopThread
+    /// libnotify's own loop thread.
+    static let loop = MainLoopThread(name: "lifeline-notify")
+
+    private var loop: MainLoopThread { Self.loop }
     private let events: AsyncStream<Event>.Continuation
     /// The outage toast on screen (a `NotifyNotification *`), and a back-online one.
     private var current: UnsafeMutablePointer<NotifyNotification>?
     private var transient: UnsafeMutablePointer<NotifyNotification>?
     private var watch: guint = 0
-    private var serverSeen = false
 
-    init(loop: MainLoopThread = .shared, events: AsyncStream<Event>.Continuation) {
-        self.loop = loop
+    init(events: AsyncStream<Event>.Continuation) {
         self.events = events
-        loop.sync {
+        // Queued, not awaited: the first event says whether a server is there.
+        loop.perform { [self] in
             if notify_is_initted() == 0 { _ = notify_init("Lifeline") }
+            // GDBus would end the whole daemon (SIGTERM, exit 0) when the session bus
+            // goes; what to do then is the daemon's call, not the toast's.
+            if let session = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, nil) {
+                g_dbus_connection_set_exit_on_close(session, 0)
+                lifeline_g_object_unref(UnsafeMutableRawPointer(session))
+            }
             watch = g_bus_watch_name(
                 G_BUS_TYPE_SESSION, "org.freedesktop.Notifications", G_BUS_NAME_WATCHER_FLAGS_NONE,
                 { _, _, _, data in
-                    let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
-                    me.serverSeen = true
-                    me.events.yield(.serverAppeared)
+                    Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue().events.yield(.serverAppeared)
                 },
                 { _, _, data in
                     Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue().events.yield(.serverVanished)
@@ -48,54 +65,73 @@ final class Notifier: @unchecked Sendable {
 
     /// Shows `toast` as the outage toast: a new notification when `new`, else the
     /// one on screen updated in place (same id, libnotify's `replaces_id`).
-    func show(_ toast: Toast, new: Bool) throws(ShowError) {
-        try loop.sync { () throws(ShowError) in
+    func show(_ toast: Toast, new: Bool) async throws {
+        try await loop.run { [self] in
             if new || current == nil {
                 drop(&current)
-                current = notify_notification_new(toast.summary, toast.body, toast.icon)
+                current = notify_notification_new("Lifeline", nil, nil)
                 connectClosed(current!)
-            } else {
-                notify_notification_update(current, toast.summary, toast.body, toast.icon)
             }
             try present(current!, toast)
         }
     }
 
-    /// A short "Back online" toast, separate from (never replacing) the outage toast.
-    func showTransient(_ toast: Toast) throws(ShowError) {
-        try loop.sync { () throws(ShowError) in
+    /// "Back online": the outage toast, when it is up, becomes it in place (a
+    /// close-then-new would leave it on screen where a server ignores the close);
+    /// otherwise a new short toast. Either way it is no longer the outage toast.
+    func showBackOnline(_ toast: Toast) async throws {
+        try await loop.run { [self] in
             drop(&transient)
-            transient = notify_notification_new(toast.summary, toast.body, toast.icon)
-            lifeline_notify_set_bool_hint(transient, "transient", 1)
-            try present(transient!, toast)
+            let n = current ?? notify_notification_new("Lifeline", nil, nil)!
+            current = nil  // its expiry is no dismissal of anything
+            transient = n
+            lifeline_notify_set_bool_hint(n, "transient", 1)
+            try present(n, toast)
         }
     }
 
     /// Closes the outage toast, if one is up.
-    func close() {
-        loop.sync {
-            guard let n = current else { return }
-            current = nil  // a `closed` signal for it is ours, not the user's
-            notify_notification_close(n, nil)
-            lifeline_g_object_unref(n)
-        }
+    func close() async {
+        _ = try? await loop.run { [self] in closeOnLoop() }
     }
 
-    /// Takes the toast down and stops listening (daemon shutdown or reload):
-    /// a toast must not outlive the daemon that keeps it true.
-    func shutdown() {
-        close()
-        loop.sync {
-            drop(&transient)
-            if watch != 0 { g_bus_unwatch_name(watch) }
-            watch = 0
+    /// Takes the toast down and stops listening (daemon exit): a toast must not
+    /// outlive the daemon that keeps it true. A hung server would hold the close
+    /// for 25 s; the daemon waits at most `limit` for it.
+    func shutdown(waitingAtMost limit: Duration) async {
+        let done = ResumeOnce()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            done.set(c)
+            loop.perform { [self] in
+                closeOnLoop()
+                drop(&transient)
+                if watch != 0 { g_bus_unwatch_name(watch) }
+                watch = 0
+                done.resume()
+            }
+            // Unstructured, so a cancelled caller still waits for the close.
+            Task {
+                try? await Task.sleep(for: limit)
+                done.resume()
+            }
         }
         events.finish()
     }
 
     // MARK: On the loop thread
 
-    private func present(_ n: UnsafeMutablePointer<NotifyNotification>, _ toast: Toast) throws(ShowError) {
+    private func closeOnLoop() {
+        guard let n = current else { return }
+        current = nil  // a `closed` signal for it is ours, not the user's
+        notify_notification_close(n, nil)
+        lifeline_g_object_unref(n)
+    }
+
+    private func present(_ n: UnsafeMutablePointer<NotifyNotification>, _ toast: Toast) throws {
+        let caps = Self.serverCapabilities()
+        let markup = caps.contains("body-markup")
+        notify_notification_update(n, ToastText.summary(toast.summary, markup: markup),
+                                   ToastText.body(toast.body, markup: markup), toast.icon)
         notify_notification_set_urgency(n, NotifyUrgency(UInt32(toast.urgency.rawValue)))
         notify_notification_set_timeout(n, toast.timeout)
         notify_notification_set_category(n, toast.urgency == .low ? "network.connected" : "network.disconnected")
@@ -103,9 +139,11 @@ final class Notifier: @unchecked Sendable {
         lifeline_notify_set_string_hint(n, "x-dunst-stack-tag", "lifeline")
         lifeline_notify_set_string_hint(n, "x-canonical-private-synchronous", "lifeline")
         notify_notification_clear_actions(n)
-        if toast.hasActions, lifeline_notify_server_has("actions") != 0 {
-            // "default" is a click on the toast itself: the same as "Check now".
-            for (id, label) in [("default", "Check now"), ("retry", "Check now"), ("mute", "Mute for 1 hour")] {
+        if toast.hasActions, caps.contains("actions") {
+            // "default" is a click on the toast itself, and it is "Check now". There is
+            // no second "Check now" action: servers that draw every action as a button
+            // (xfce4-notifyd) showed the label twice, and libnotify refuses an empty label.
+            for (id, label) in [("default", "Check now"), ("mute", "Mute for 1 hour")] {
                 notify_notification_add_action(n, id, label, { _, action, data in
                     let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
                     me.events.yield(.action(action.map { String(cString: $0) } ?? ""))
@@ -122,11 +160,31 @@ final class Notifier: @unchecked Sendable {
         }
     }
 
+    /// GetCapabilities, asked per toast: a restarted server may be another one.
+    private static func serverCapabilities() -> Set<String> {
+        var caps = Set<String>()
+        let list = notify_get_server_caps()
+        var c = list
+        while let node = c {
+            if let s = node.pointee.data { caps.insert(String(cString: s.assumingMemoryBound(to: CChar.self))) }
+            c = node.pointee.next
+        }
+        g_list_free_full(list, g_free)
+        return caps
+    }
+
     private func connectClosed(_ n: UnsafeMutablePointer<NotifyNotification>) {
         _ = lifeline_notify_connect_closed(n, { n, data in
             let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
-            // Only the toast on screen matters; ours closing by `close()` was cleared first.
-            if let n, n == me.current { me.events.yield(.closed) }
+            // Only the outage toast matters; ours closing by `close()` was cleared first.
+            guard let n, n == me.current else { return }
+            let reason: ToastPolicy.CloseReason = switch notify_notification_get_closed_reason(n) {
+            case 1: .expired
+            case 2: .dismissedByUser
+            case 3: .closedByCall
+            default: .undefined
+            }
+            me.events.yield(.closed(reason))
         }, Unmanaged.passRetained(self).toOpaque(), { data, _ in
             Unmanaged<Notifier>.fromOpaque(data!).release()
         })
@@ -136,4 +194,13 @@ final class Notifier: @unchecked Sendable {
         if let old = n { lifeline_g_object_unref(old) }
         n = nil
     }
+}
+
+/// Resumes a continuation once, whoever comes first.
+private final class ResumeOnce: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
+
+    func set(_ c: CheckedContinuation<Void, Never>) { continuation.withLock { $0 = c } }
+
+    func resume() { continuation.withLock { c in defer { c = nil }; return c }?.resume() }
 }

@@ -1,14 +1,17 @@
 import LifelineCore
+import Synchronization
 
-/// `libnotify` sink: the desktop toast, the top-level surface (SPEC §3, §5).
-/// One toast per outage: created when the outage is published, updated in place
-/// when the state changes within it, closed when it ends, then (optionally) a
-/// short "Back online — offline for 2m 13s". Actions "Check now" (also a click
-/// on the toast) and "Mute for 1 hour", when the server supports actions.
+/// `libnotify` sink: the desktop toast, the top-level surface. One toast per
+/// outage: created when the outage is published, updated in place when the state
+/// changes within it, and turned in place into a short "Back online — offline for
+/// 2m 13s" when it ends. Actions "Check now" (also a click on the toast) and
+/// "Mute for 1 hour", when the server supports actions; the answer to "Check now"
+/// is shown in the toast. The rules are `ToastPolicy`'s.
 ///
-/// The notification server may be missing, crash or restart: nothing fails; a
-/// server that appears while an outage is on shows its toast again, once. With
-/// no server the alert is logged (and the tmux sink's display-message stands in).
+/// The notification server may be missing, crash, restart or hang: nothing fails
+/// and nothing else in the daemon waits for it (libnotify runs on a thread of its
+/// own). Whether a server is on the bus is reported to the core, so other sinks
+/// (tmux's display-message) stand in when there is none.
 ///
 /// Config keys:
 /// - `back_online` (bool, default true): show "Back online" when an outage ends.
@@ -38,24 +41,31 @@ public struct NotifySink: Sink {
     }
 
     private enum Input: Sendable {
-        case update(Update)
+        /// A new update waits in `pending` (at most one nudge is queued at a time).
+        case updateWaiting
         case server(Notifier.Event)
+        case checkFinished
+        /// The mute may have run out.
+        case muteTimer
     }
 
     public func run(updates: SinkUpdates) async throws {
         let (events, eventSink) = AsyncStream<Notifier.Event>.makeStream()
         let notifier = Notifier(events: eventSink)
-        defer { notifier.shutdown() }
         let (inputs, input) = AsyncStream<Input>.makeStream()
+        // While the server keeps us waiting, updates are not queued one by one:
+        // only the newest waits, so a toast that is finally shown is the current one.
+        let pending = NewestUpdate()
         var policy = ToastPolicy(backOnlineMessage: config.backOnline)
         var latest: Update?
-        // Until the bus watch says otherwise, assume a server: a toast that fails is logged anyway.
-        var serverUp = true
         var serverSeen = false
+        var muteTimer: (until: Int64, task: Task<Void, Never>)?
 
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await update in updates { input.yield(.update(update)) }
+                for await update in updates {
+                    if pending.put(update) { input.yield(.updateWaiting) }
+                }
                 input.finish()
             }
             group.addTask {
@@ -64,49 +74,64 @@ public struct NotifySink: Sink {
             for await next in inputs {
                 let now = WallClock.micros()
                 switch next {
-                case .update(let update):
+                case .updateWaiting:
+                    guard let update = pending.take() else { continue }
                     latest = update
-                    apply(policy.take(update, now: now), to: notifier, serverUp: serverUp)
-                case .server(.closed):
-                    policy.closedByServer()
+                    await apply(policy.take(update, now: now), to: notifier)
+                case .muteTimer:
+                    if let latest { await apply(policy.take(latest, now: now), to: notifier) }
+                case .checkFinished:
+                    if let latest { await apply(policy.checkFinished(current: latest, now: now), to: notifier) }
+                case .server(.closed(let reason)):
+                    policy.closedByServer(reason)
                 case .server(.serverVanished):
-                    if serverUp {
-                        context.logger.warning(serverSeen ? "notification server left the session bus"
-                                                          : "no notification server on the session bus")
-                    }
-                    serverUp = false
+                    context.logger.warning(serverSeen ? "notification server left the session bus"
+                                                      : "no notification server on the session bus")
+                    context.control.reportNotificationServer(present: false)
+                    policy.serverVanished()
                 case .server(.serverAppeared):
-                    if !serverUp, let latest {
-                        context.logger.info(serverSeen ? "notification server is back" : "a notification server appeared")
-                        serverUp = true
-                        apply(policy.serverRestarted(current: latest, now: now), to: notifier, serverUp: true)
-                    }
-                    serverUp = true
+                    context.logger.info(serverSeen ? "notification server is back" : "a notification server is on the session bus")
                     serverSeen = true
+                    context.control.reportNotificationServer(present: true)
+                    await apply(policy.serverAppeared(current: latest, now: now), to: notifier)
                 case .server(.action(let action)):
-                    handle(action: action)
+                    policy.actionWasInvoked()
+                    handle(action: action) { input.yield(.checkFinished) }
+                }
+                // A mute that runs out during an outage must bring its toast back,
+                // though no update comes with its end.
+                if let latest, latest.outage?.isOver == false, latest.isMuted(at: now) {
+                    if muteTimer?.until != latest.mutedUntil {
+                        muteTimer?.task.cancel()
+                        let wait = Duration.microseconds(latest.mutedUntil - now)
+                        muteTimer = (latest.mutedUntil, Task {
+                            do { try await Task.sleep(for: wait) } catch { return }
+                            input.yield(.muteTimer)
+                        })
+                    }
+                } else if let timer = muteTimer {
+                    timer.task.cancel()
+                    muteTimer = nil
                 }
             }
+            muteTimer?.task.cancel()
             group.cancelAll()
         }
+        await notifier.shutdown(waitingAtMost: .seconds(2))
     }
 
-    private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier, serverUp: Bool) {
+    private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier) async {
         for action in actions {
             do {
                 switch action {
                 case .show(let toast):
-                    guard serverUp else {
-                        context.logger.warning("no notification server: outage alert '\(toast.summary)' not shown as a toast")
-                        continue
-                    }
-                    try notifier.show(toast, new: true)
+                    try await notifier.show(toast, new: true)
                 case .update(let toast):
-                    try notifier.show(toast, new: false)
+                    try await notifier.show(toast, new: false)
                 case .close:
-                    notifier.close()
+                    await notifier.close()
                 case .backOnline(let toast):
-                    if serverUp { try notifier.showTransient(toast) }
+                    try await notifier.showBackOnline(toast)
                 }
             } catch {
                 context.logger.warning("notification not shown: \(error)")
@@ -114,17 +139,40 @@ public struct NotifySink: Sink {
         }
     }
 
-    private func handle(action: String) {
+    private func handle(action: String, checked: @escaping @Sendable () -> Void) {
         switch action {
         case "default", "retry":
             context.logger.info("toast: check now")
             let control = context.control
-            Task { _ = await control.check(timeout: .seconds(10)) }
+            Task {
+                _ = await control.check(timeout: .seconds(10))
+                checked()
+            }
         case "mute":
             context.logger.info("toast: muted for 1 hour")
             context.control.mute(for: .seconds(3600))
         default:
             context.logger.warning("toast: unknown action '\(action)' ignored")
+        }
+    }
+}
+
+/// The newest update the sink has not taken yet; older ones are replaced.
+private final class NewestUpdate: Sendable {
+    private let slot = Mutex<Update?>(nil)
+
+    /// Stores `update`; true when the slot was empty (the taker needs a nudge).
+    func put(_ update: Update) -> Bool {
+        slot.withLock { s in
+            defer { s = update }
+            return s == nil
+        }
+    }
+
+    func take() -> Update? {
+        slot.withLock { s in
+            defer { s = nil }
+            return s
         }
     }
 }

@@ -1,6 +1,7 @@
 import LifelineCore
 
-/// What the desktop toast should look like.
+/// What the desktop toast should look like. Summary and body are plain text
+/// here; the notifier prepares them for the server (escaping, bounds).
 public struct Toast: Equatable, Sendable {
     public enum Urgency: Int, Sendable { case low = 0, normal = 1, critical = 2 }
 
@@ -15,9 +16,19 @@ public struct Toast: Equatable, Sendable {
     public var timeout: Int32
 }
 
-/// The one-alert-per-outage rule of SPEC §3 as a pure state machine: fed every
-/// update the sink takes, it says what to do with the notification server. It
-/// knows nothing of libnotify, so the rule is tested without a desktop.
+/// The one-alert-per-outage rule as a pure state machine: fed every update the
+/// sink takes and every word from the notification server, it says what to do
+/// with the toast. It knows nothing of libnotify, so the rule is tested without
+/// a desktop.
+///
+/// - An outage gets one toast, updated in place as its state changes.
+/// - Only the user's own dismissal silences the outage, and only until its state
+///   changes (offline → portal is news: the user now has to sign in).
+/// - A server that closes the toast because an action was invoked did not hear a
+///   dismissal; the answer to "Check now" is shown, in a toast that comes back if needed.
+/// - Recovery turns the outage toast into "Back online" in place; an outage the
+///   user never saw (muted throughout, no server) gets no "Back online".
+/// - While muted nothing shows; when the mute ends during an outage, it shows.
 public struct ToastPolicy: Sendable {
     public enum Action: Equatable, Sendable {
         /// Show a new toast (no toast of ours is on screen).
@@ -26,16 +37,28 @@ public struct ToastPolicy: Sendable {
         case update(Toast)
         /// Close the toast on screen.
         case close
-        /// A transient "Back online" toast (never replaces an outage toast).
+        /// Recovery: replaces the outage toast in place when it is up, else a new short toast.
         case backOnline(Toast)
     }
 
+    /// Why the server closed our toast (the notification spec's reasons).
+    public enum CloseReason: Sendable, Equatable {
+        case expired, dismissedByUser, closedByCall, undefined
+    }
+
     public var backOnlineMessage: Bool
-    /// The outage whose toast is on screen, and what it shows.
-    private var shown: (outage: UInt64, toast: Toast)?
-    /// Outages already alerted: a toast the user dismissed does not come back.
-    private var alerted: UInt64 = 0
+    /// The outage whose toast is on screen, the state it shows, and the toast.
+    private var shown: (outage: UInt64, state: ConnectivityState, toast: Toast)?
+    /// The newest outage the user was shown a toast for.
+    private var seen: UInt64 = 0
+    /// The user dismissed this outage's toast while it said `state`.
+    private var dismissed: (outage: UInt64, state: ConnectivityState)?
     private var backOnlineSent: UInt64 = 0
+    /// An action was invoked on the toast: the close that servers send with it is no dismissal.
+    private var actionInvoked = false
+    /// "Check now" answered in this outage and state: the toast says so.
+    private var checked: (outage: UInt64, state: ConnectivityState)?
+    private var serverPresent = true
 
     public init(backOnlineMessage: Bool = true) {
         self.backOnlineMessage = backOnlineMessage
@@ -48,69 +71,107 @@ public struct ToastPolicy: Sendable {
             return closeIfShown()
         }
         if outage.isOver {
-            var actions = closeIfShown()
-            let alertedThisOne = alerted >= outage.id
-            if backOnlineMessage, alertedThisOne, backOnlineSent < outage.id, !update.isMuted(at: now) {
-                backOnlineSent = outage.id
-                actions.append(.backOnline(Self.backOnline(outage, event: update.event)))
+            let sawIt = seen >= outage.id
+            guard backOnlineMessage, serverPresent, sawIt, backOnlineSent < outage.id, !update.isMuted(at: now) else {
+                return closeIfShown()
             }
-            return actions
+            backOnlineSent = outage.id
+            shown = nil
+            return [.backOnline(Self.backOnline(outage, event: update.event))]
         }
-        if update.isMuted(at: now) {
-            // Muted: say nothing, and take down what is up.
-            alerted = max(alerted, outage.id)
+        if update.isMuted(at: now) || !serverPresent {
+            // Nothing shows, and nothing counts as seen: when the mute ends (or a
+            // server appears) during this outage, its toast appears then.
             return closeIfShown()
         }
-        let toast = Self.toast(for: update.event)
-        if let current = shown, current.outage == outage.id {
-            guard current.toast != toast else { return [] }
-            shown = (outage.id, toast)
-            return [.update(toast)]
+        let state = update.event.state
+        if let d = dismissed, d.outage == outage.id {
+            if d.state == state { return [] }
+            dismissed = nil
         }
-        guard alerted < outage.id else { return [] }  // dismissed by the user: once is enough
-        alerted = outage.id
-        let actions: [Action] = shown == nil ? [.show(toast)] : [.update(toast)]
-        shown = (outage.id, toast)
-        return actions
+        if let c = checked, c.outage != outage.id || c.state != state { checked = nil }
+        return present(Self.toast(for: update.event, checked: checked != nil), outage: outage.id, state: state)
     }
 
-    /// The server closed our toast (user dismissed it, or it expired).
-    public mutating func closedByServer() {
-        shown = nil
+    /// An action was invoked on the toast on screen.
+    public mutating func actionWasInvoked() {
+        if shown != nil { actionInvoked = true }
     }
 
-    /// The notification server went away and came back: whatever it showed is
-    /// gone. If an outage is still on, show it again, once.
-    public mutating func serverRestarted(current: Update, now: Int64) -> [Action] {
-        let wasShowing = shown
+    /// The server closed our toast.
+    public mutating func closedByServer(_ reason: CloseReason) {
+        guard let s = shown else { return }
         shown = nil
-        guard let o = wasShowing?.outage, current.outage?.id == o, current.outage?.isOver == false,
-              !current.isMuted(at: now)
-        else { return [] }
-        let toast = Self.toast(for: current.event)
-        shown = (o, toast)
-        return [.show(toast)]
+        if reason == .dismissedByUser, !actionInvoked {
+            dismissed = (s.outage, s.state)
+        }
+        actionInvoked = false
+    }
+
+    /// "Check now" finished; `current` is the latest update. An ongoing outage's
+    /// toast shows the answer, and comes back for it if the server had closed it.
+    /// A recovery is shown by `take` as usual.
+    public mutating func checkFinished(current: Update, now: Int64) -> [Action] {
+        actionInvoked = false
+        guard let outage = current.outage, !outage.isOver, !current.isMuted(at: now), serverPresent else { return [] }
+        let state = current.event.state
+        checked = (outage.id, state)
+        if dismissed?.outage == outage.id { dismissed = nil }  // asking is the opposite of dismissing
+        return present(Self.toast(for: current.event, checked: true), outage: outage.id, state: state)
+    }
+
+    /// The notification server left the bus: whatever it showed is gone.
+    public mutating func serverVanished() {
+        serverPresent = false
+        shown = nil
+        actionInvoked = false
+    }
+
+    /// A notification server is on the bus (again): an ongoing outage shows, once.
+    public mutating func serverAppeared(current: Update?, now: Int64) -> [Action] {
+        // Present all along (the first word from the bus watch): nothing was lost.
+        guard !serverPresent else { return [] }
+        serverPresent = true
+        shown = nil
+        guard let current else { return [] }
+        return take(current, now: now)
+    }
+
+    private mutating func present(_ toast: Toast, outage: UInt64, state: ConnectivityState) -> [Action] {
+        let previous = shown
+        shown = (outage, state, toast)
+        seen = max(seen, outage)
+        guard let previous else { return [.show(toast)] }
+        return previous.toast == toast ? [] : [.update(toast)]
     }
 
     private mutating func closeIfShown() -> [Action] {
         guard shown != nil else { return [] }
         shown = nil
+        actionInvoked = false
         return [.close]
     }
 
-    static func toast(for e: StateEvent) -> Toast {
+    static func toast(for e: StateEvent, checked: Bool = false) -> Toast {
         let on = e.interface.isEmpty ? "" : " on \(e.interface)"
+        var toast: Toast
+        let still: String
         switch e.state {
         case .offline:
-            return Toast(summary: "Offline", body: sentence(e.reason, or: "No network connection."),
-                         icon: "network-offline", urgency: .critical, hasActions: true, timeout: 0)
+            still = "still offline"
+            toast = Toast(summary: "Offline", body: sentence(e.reason, or: "No network connection."),
+                          icon: "network-offline", urgency: .critical, hasActions: true, timeout: 0)
         case .portal:
-            return Toast(summary: "Sign in to the network", body: "The network\(on) wants you to sign in first. "
-                         + sentence(e.reason, or: ""), icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
+            still = "still waiting for you to sign in"
+            toast = Toast(summary: "Sign in to the network", body: "The network\(on) wants you to sign in first. "
+                          + sentence(e.reason, or: ""), icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
         default:
-            return Toast(summary: "Connected, but no internet", body: "The network\(on) does not reach the internet. "
-                         + sentence(e.reason, or: ""), icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
+            still = "still no internet"
+            toast = Toast(summary: "Connected, but no internet", body: "The network\(on) does not reach the internet. "
+                          + sentence(e.reason, or: ""), icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
         }
+        if checked { toast.body = "Checked just now: \(still). " + toast.body }
+        return toast
     }
 
     static func backOnline(_ outage: Outage, event: StateEvent) -> Toast {

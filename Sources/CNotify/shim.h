@@ -20,17 +20,6 @@ static inline void lifeline_notify_set_bool_hint(NotifyNotification *n, const ch
     notify_notification_set_hint(n, key, g_variant_new_boolean(value));
 }
 
-/// True when the server lists `capability` in GetCapabilities ("actions", "body-markup", …).
-static inline gboolean lifeline_notify_server_has(const char *capability) {
-    GList *caps = notify_get_server_caps();
-    gboolean found = FALSE;
-    for (GList *c = caps; c != NULL; c = c->next) {
-        if (g_strcmp0((const char *)c->data, capability) == 0) { found = TRUE; break; }
-    }
-    g_list_free_full(caps, g_free);
-    return found;
-}
-
 static inline void lifeline_g_object_unref(gpointer object) { g_object_unref(object); }
 
 #endif

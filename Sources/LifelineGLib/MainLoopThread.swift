@@ -3,11 +3,13 @@ import Glibc
 import Synchronization
 
 /// One GLib main loop on a thread of its own, with its `GMainContext` pushed as
-/// the thread-default context (FIELD-NOTES: libnotify binds to the context that
-/// is thread-default when it is initialised; without it action callbacks never
-/// fire). Everything GLib-based in the daemon (libdbus through `BusConnection`,
-/// libnotify) runs on `MainLoopThread.shared`, so there is one loop, one thread
-/// and no blocking dispatch thread to delay sends.
+/// the thread-default context there: GLib libraries (libnotify, GDBus) bind
+/// their callbacks to the context that is thread-default where they start, and
+/// would otherwise never call back. libdbus runs on `MainLoopThread.shared`
+/// (through `BusConnection`), so there is no blocking dispatch thread to delay
+/// its sends. Nothing that can block for long may run on a loop that others
+/// use: libnotify, whose calls wait up to 25 s for a hung server, has a loop of
+/// its own.
 ///
 /// Code outside the loop hands work to it:
 /// - `perform { }` queues a closure and returns at once (FIFO order is kept);
@@ -18,7 +20,7 @@ import Synchronization
 ///
 /// A loop thread runs until `stop()`; the shared one runs for the life of the process.
 public final class MainLoopThread: @unchecked Sendable {
-    /// The process-wide loop that D-Bus and libnotify share, started on first use.
+    /// The process-wide loop that libdbus runs on, started on first use.
     public static let shared = MainLoopThread(name: "lifeline-glib")
 
     /// The `GMainContext *` of this loop, for wrappers in this package that

@@ -5,6 +5,7 @@ import Glibc
 let benchmarks: [(name: String, summary: String, run: ([String]) async throws -> Void)] = [
     ("throughput", "observations/s through decision + debounce + fan-out to 4 sinks", Throughput.run),
     ("dbus", "publish -> StateChanged at a subscriber, Check()/GetStatus() round trips (needs a session bus)", DBusBench.run),
+    ("call", "GetStatus()/Check() round trips to a running daemon (needs its session bus)", CallBench.run),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())

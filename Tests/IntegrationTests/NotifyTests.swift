@@ -13,22 +13,23 @@ import Testing
         var outageToasts: [NotificationCalls.Notify] { calls.notifies.filter { $0.summary != "Back online" } }
     }
 
-    /// Starts the desktop (dunst unless `server` is false), a Notify watcher and the daemon.
-    func lab(server: Bool = true, checks: Bool = false, down: String = "300ms") async throws -> Lab? {
-        guard Harness.available(.tools(Desktop.tools)) else { return nil }
+    /// Starts the desktop (with `server`, dunst by default), a Notify watcher and the daemon.
+    /// With `checkAnswer`, the monitor answers each "check" with that JSON observation.
+    func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms") async throws -> Lab? {
+        guard Harness.available(.tools(Desktop.tools + ["dbus-send"])) else { return nil }
         let desktop = try Desktop()
-        if server { try await desktop.startNotificationServer() }
+        if let server { try await desktop.startNotificationServer(server) }
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
         let net: ScriptedNetwork
-        if checks {
-            // A monitor that answers "check" on stdin with `online` and leaves a mark.
+        if let checkAnswer {
+            // A monitor that answers "check" on stdin and leaves a mark.
             net = ScriptedNetwork(fixture: fixture)
             let mark = fixture.path("checked")
             let script = try fixture.writeScript("checker.sh", """
                 #!/bin/sh
                 tail -n +1 -F "\(net.feed)" &
                 while read -r line; do
-                  [ "$line" = check ] && touch "\(mark)" && echo '{"state":"online","interface":"eth0","reason":"checked"}'
+                  [ "$line" = check ] && touch "\(mark)" && echo '\(checkAnswer)'
                 done
                 """)
             try fixture.writeConfig("""
@@ -58,7 +59,7 @@ import Testing
                 """)
         }
         let monitor = try NotificationCalls.watch(desktop, output: URL(fileURLWithPath: fixture.path("notify.log")))
-        try await Task.sleep(for: .milliseconds(200))  // dbus-monitor must be listening before the first call
+        await Desktop.waitUntilMonitoring(monitor)
         try fixture.start()
         return Lab(desktop: desktop, fixture: fixture, net: net, monitor: monitor)
     }
@@ -91,11 +92,14 @@ import Testing
         #expect(update.body.contains("http://login.hotel.test/"))
         #expect(lab.desktop.displayedCount() == 1)
 
+        // Recovery turns the outage toast into "Back online" in place: no close, no second toast.
         try lab.net.say("online", interface: "wlan0")
-        await Harness.waitUntil("closed on recovery") { lab.calls.closes.contains(update.replacesID) }
         await Harness.waitUntil("back online") { lab.calls.notifies.last?.summary == "Back online" }
-        #expect(lab.calls.notifies.last?.body.hasPrefix("Back online via wlan0 — without internet for") == true
-                || lab.calls.notifies.last?.body.hasPrefix("Back online via wlan0 — offline for") == true)
+        let back = try #require(lab.calls.notifies.last)
+        #expect(back.replacesID == update.replacesID)
+        #expect(back.body.hasPrefix("Back online via wlan0 — offline for"))
+        #expect(lab.calls.closes.isEmpty)
+        #expect(lab.desktop.displayedCount() == 1)
         #expect(lab.outageToasts.filter { $0.replacesID == 0 }.count == 1)
     }
 
@@ -113,13 +117,13 @@ import Testing
         }
         // The storm is one outage: published once, ended once.
         await Harness.waitUntil("recovered") { lab.fixture.loggedStates() == ["online", "offline", "online"] }
-        await Harness.waitUntil("toast closed") { !lab.calls.closes.isEmpty }
+        await Harness.waitUntil("back online") { lab.calls.notifies.last?.summary == "Back online" }
         #expect(lab.outageToasts.count == 1, "one toast, never a stack: \(lab.outageToasts.map(\.summary))")
         #expect(lab.outageToasts.first?.replacesID == 0)
     }
 
     @Test func checkNowOnTheToastRunsACheck() async throws {
-        guard let lab = try await lab(checks: true) else { return }
+        guard let lab = try await lab(checkAnswer: #"{"state":"online","interface":"eth0","reason":"checked"}"#) else { return }
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -131,10 +135,114 @@ import Testing
         // A click on the toast (its default action) is "Check now".
         #expect(try lab.desktop.dunstctl(["action", "0"]).status == 0)
         await Harness.waitUntil("the monitor was asked to check") { FileManager.default.fileExists(atPath: mark) }
-        // The check found the network back: the outage ends and the toast closes.
+        // The check found the network back: the outage ends and the toast says so.
         await Harness.waitUntil("online after the check") { lab.fixture.loggedStates().last == "online" }
         #expect(lab.fixture.loggedEvents().last?["reason"] as? String == "checked")
-        await Harness.waitUntil("outage toast closed") { !lab.calls.closes.isEmpty }
+        await Harness.waitUntil("back online on screen") {
+            lab.calls.notifies.last?.summary == "Back online" && lab.desktop.displayedCount() == 1
+        }
+    }
+
+    @Test func checkNowThatFindsTheNetworkStillDownSaysSo() async throws {
+        guard let lab = try await lab(checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#) else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
+
+        // dunst closes a toast whose action was invoked; the answer must still be seen.
+        #expect(try lab.desktop.dunstctl(["action", "0"]).status == 0)
+        await Harness.waitUntil("the answer on screen") {
+            lab.outageToasts.last?.body == "Checked just now: still offline. Cable pulled." && lab.desktop.displayedCount() == 1
+        }
+        #expect(lab.outageToasts.last?.summary == "Offline")
+        // Asking was no dismissal: a change of state within the outage still shows.
+        try lab.net.say("portal", interface: "eth0", reason: "redirected to http://login.test/")
+        await Harness.waitUntil("portal shown") {
+            lab.outageToasts.last?.summary == "Sign in to the network" && lab.desktop.displayedCount() == 1
+        }
+    }
+
+    @Test func aDismissedToastStaysAwayUntilTheStateChanges() async throws {
+        guard let lab = try await lab() else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
+        #expect(try lab.desktop.dunstctl(["close"]).status == 0)
+        await Harness.waitUntil("closed by the user") { lab.desktop.displayedCount() == 0 }
+        try lab.net.say("offline", reason: "still no carrier")
+        await Harness.waitUntil("published") {
+            ((try? String(contentsOfFile: lab.fixture.stateFilePath, encoding: .utf8)) ?? "").contains("still no carrier")
+        }
+        try await Task.sleep(for: .milliseconds(300))  // not a readiness wait: a window in which no toast may come
+        try lab.net.say("portal", interface: "eth0", reason: "redirected to http://login.test/")
+        await Harness.waitUntil("portal shown") { lab.outageToasts.last?.summary == "Sign in to the network" }
+        #expect(lab.outageToasts.map(\.summary) == ["Offline", "Sign in to the network"], "the dismissed state came back: \(lab.outageToasts.map(\.body))")
+        #expect(lab.desktop.displayedCount() == 1)
+    }
+
+    /// notification-daemon ignores CloseNotification: a close-then-new left the
+    /// outage toast on screen with "Back online" queued behind it.
+    @Test(arguments: [NotificationServer.notificationDaemon, .xfce4Notifyd])
+    func recoveryLeavesOnlyBackOnlineOnScreen(_ server: NotificationServer) async throws {
+        guard server.available, let lab = try await lab(server: server) else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("outage toast on screen") {
+            lab.outageToasts.count == 1 && lab.desktop.viewableWindows(of: server) == 1
+        }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("back online") { lab.calls.notifies.last?.summary == "Back online" }
+        let back = try #require(lab.calls.notifies.last)
+        #expect(back.replacesID != 0, "Back online replaces the outage toast")
+        #expect(lab.calls.closes.isEmpty)
+        try await Task.sleep(for: .milliseconds(500))  // not a readiness wait: the server has drawn by now
+        #expect(lab.desktop.viewableWindows(of: server) == 1, "one toast on screen, and it is Back online")
+    }
+
+    /// Reasons come from the network and from any program an exec monitor runs:
+    /// what dunst (which reads body markup) receives is text, never markup.
+    @Test func hostileReasonsReachTheServerAsText() async throws {
+        guard let lab = try await lab() else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        func say(reason: String) throws {
+            let line = try JSONSerialization.data(withJSONObject: ["state": "offline", "reason": reason])
+            try lab.net.raw(String(decoding: line, as: UTF8.self))
+        }
+        let cases: [(reason: String, body: String)] = [
+            ("<b>x</b>", "&lt;b&gt;x&lt;/b&gt;."),
+            ("<span color=red>", "&lt;span color=red&gt;."),
+            (#"<a href="https://phish/">Sign in</a>"#, "&lt;a href=&quot;https://phish/&quot;&gt;Sign in&lt;/a&gt;."),
+            ("a&b", "A&amp;b."),
+            ("\u{1b}]0;title\u{07}", "]0;title."),
+        ]
+        for (i, c) in cases.enumerated() {
+            try say(reason: c.reason)
+            await Harness.waitUntil("case \(i) at the server") { lab.outageToasts.last?.body == c.body }
+        }
+        // Invalid UTF-8 from a program's output: the server gets valid text, the rest of the line intact.
+        let feed = try FileHandle(forWritingTo: URL(fileURLWithPath: lab.net.feed))
+        try feed.seekToEnd()
+        try feed.write(contentsOf: Data(#"{"state":"offline","reason":"bad "#.utf8) + [0xFF, 0xFE, 0xC3] + Data(#" end"}"#.utf8) + [10])
+        try feed.close()
+        await Harness.waitUntil("invalid UTF-8 case at the server") {
+            (lab.outageToasts.last?.body.hasPrefix("Bad ") ?? false) && (lab.outageToasts.last?.body.hasSuffix(" end.") ?? false)
+        }
+        // A megabyte of reason: bounded on the way, and still an update of the one toast.
+        try say(reason: String(repeating: "<", count: 1 << 20))
+        try say(reason: "done")
+        await Harness.waitUntil("last case at the server") { lab.outageToasts.last?.body == "Done." }
+        #expect(lab.outageToasts.allSatisfy { $0.body.utf8.count <= 4 * 600 }, "\(lab.outageToasts.map(\.body.utf8.count))")
+        #expect(lab.outageToasts.filter { $0.replacesID == 0 }.count == 1)
+        #expect(lab.desktop.displayedCount() == 1)
+        #expect(lab.fixture.process?.isRunning == true)
     }
 
     @Test func aRestartedNotificationServerShowsTheOngoingOutageOnce() async throws {
@@ -157,7 +265,7 @@ import Testing
     }
 
     @Test func withoutAnyNotificationServerTheDaemonRunsAndLogsTheFallback() async throws {
-        guard let lab = try await lab(server: false) else { return }
+        guard let lab = try await lab(server: nil) else { return }
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")

@@ -50,12 +50,63 @@ final class Desktop: @unchecked Sendable {
         await Harness.waitUntil("dunst on the bus") { (try? self.dunstctl(["is-paused"]).status) == 0 }
     }
 
+    /// Starts another notification server than dunst and waits (bounded) until
+    /// it owns its name on the bus. They differ: notification-daemon ignores
+    /// CloseNotification, xfce4-notifyd draws every action as a button.
+    func startNotificationServer(_ server: NotificationServer) async throws {
+        if server == .dunst { return try await startNotificationServer() }
+        await Harness.waitUntil("Xvfb on \(display)") {
+            (try? Harness.run(["xwininfo", "-root", "-display", self.display]).status) == 0
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: server.executable)
+        p.environment = environment
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        dunst = p
+        await Harness.waitUntil("\(server.rawValue) on the bus") {
+            let r = try? Harness.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"],
+                                     environment: self.environment)
+            return r?.stdout.contains("boolean true") == true
+        }
+    }
+
+    /// Notification windows on screen now (mapped top-level windows of `server`).
+    func viewableWindows(of server: NotificationServer) -> Int {
+        guard let tree = try? Harness.run(["xwininfo", "-root", "-children", "-display", display]).stdout else { return -1 }
+        let ids = tree.split(separator: "\n").compactMap { line -> String? in
+            let t = line.trimmingCharacters(in: .whitespaces)
+            guard t.hasPrefix("0x"), t.contains("\"\(server.windowName)\"") else { return nil }
+            return String(t.prefix { $0 != " " })
+        }
+        return ids.filter { id in
+            (try? Harness.run(["xwininfo", "-id", id, "-display", display]).stdout.contains("IsViewable")) == true
+        }.count
+    }
+
     /// Kills dunst as a crash would (no goodbye on the bus).
     func killNotificationServer() {
         guard let p = dunst, p.isRunning else { return }
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         dunst = nil
+    }
+
+    /// Stops dunst (SIGSTOP): it keeps its name on the bus, takes calls and answers none.
+    func pauseNotificationServer() {
+        if let p = dunst, p.isRunning { kill(p.processIdentifier, SIGSTOP) }
+    }
+
+    func resumeNotificationServer() {
+        if let p = dunst, p.isRunning { kill(p.processIdentifier, SIGCONT) }
+    }
+
+    /// Waits until a `dbus-monitor` is a monitor on the bus: it prints the loss
+    /// of its own name when it becomes one, and sees every message after that.
+    static func waitUntilMonitoring(_ monitor: BackgroundProcess) async {
+        await Harness.waitUntil("dbus-monitor listening") { monitor.output.contains("member=NameLost") }
     }
 
     func dunstctl(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
@@ -86,6 +137,37 @@ final class Desktop: @unchecked Sendable {
             kill(xvfb.processIdentifier, SIGKILL)
             xvfb.waitUntilExit()
         }
+    }
+}
+
+/// Notification servers from Debian that run under Xvfb.
+enum NotificationServer: String, Sendable, CaseIterable {
+    case dunst
+    case xfce4Notifyd = "xfce4-notifyd"
+    case notificationDaemon = "notification-daemon"
+
+    var executable: String {
+        switch self {
+        case .dunst: Harness.which("dunst") ?? "/usr/bin/dunst"
+        case .xfce4Notifyd: "/usr/lib/x86_64-linux-gnu/xfce4/notifyd/xfce4-notifyd"
+        case .notificationDaemon: "/usr/lib/notification-daemon/notification-daemon"
+        }
+    }
+
+    /// The name its toast windows carry.
+    var windowName: String {
+        switch self {
+        case .dunst: "Dunst"
+        case .xfce4Notifyd: "xfce4-notifyd"
+        case .notificationDaemon: "Notification"
+        }
+    }
+
+    /// Installed here; under `LIFELINE_REQUIRE_INTEGRATION=1` a missing one is a failure.
+    var available: Bool {
+        if FileManager.default.isExecutableFile(atPath: executable) { return true }
+        if Harness.integrationRequired { Issue.record("integration test cannot run: \(executable) missing") }
+        return false
     }
 }
 

@@ -1,0 +1,108 @@
+import Foundation
+import LifelineDBus
+import Testing
+
+/// A notification server that takes Notify and never answers (dunst stopped
+/// with SIGSTOP) must not slow anything else: libnotify's calls wait up to 25 s.
+@Suite(.serialized) struct NotifyHangTests {
+    static let name = "org.lifeline.Lifeline1"
+    static let path = "/org/lifeline/Lifeline1"
+
+    @Test func aHungNotificationServerDelaysNeitherSignalsNorCalls() async throws {
+        guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
+        let desktop = try Desktop()
+        try await desktop.startNotificationServer()
+        let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
+        defer { Task { await fixture.stop() } }
+        let net = ScriptedNetwork(fixture: fixture)
+        try fixture.writeConfig("""
+            [debounce]
+            down = "0s"
+            up = "0s"
+            \(net.monitorTOML)
+            [[sink]]
+            kind = "dbus"
+            [[sink]]
+            kind = "libnotify"
+            [[sink]]
+            kind = "log"
+            """)
+        let signals = try BackgroundProcess(
+            ["dbus-monitor", "--session", "type='signal',interface='\(Self.name)',member='StateChanged'"],
+            environment: desktop.environment, output: URL(fileURLWithPath: fixture.path("signals.log")))
+        let calls = try NotificationCalls.watch(desktop, output: URL(fileURLWithPath: fixture.path("notify.log")))
+        await Desktop.waitUntilMonitoring(signals)
+        await Desktop.waitUntilMonitoring(calls)
+        try fixture.start()
+        await Harness.waitUntil("serving") { fixture.daemonLog.contains("serving \(Self.name)") }
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] && Self.signalTimes(signals.output).count == 1 }
+
+        let client = try BusConnection.connect(address: desktop.bus.address)
+        func roundTrip(_ member: String) throws -> Double {
+            let m = try BusMessage.methodCall(destination: Self.name, path: Self.path, interface: Self.name, member: member)
+            let start = ContinuousClock.now
+            // A frozen service fails fast here rather than after D-Bus's 25 s.
+            do { _ = try client.callBlocking(m, timeout: .seconds(2)) } catch { return .infinity }
+            return (ContinuousClock.now - start).inMilliseconds
+        }
+
+        // The server stops answering; libnotify's first call will wait for it.
+        desktop.pauseNotificationServer()
+        defer { desktop.resumeNotificationServer() }
+        var getStatus: [Double] = [], check: [Double] = []
+        let steps = ["offline", "online", "offline", "online", "offline", "online", "offline"]
+        for (i, state) in steps.enumerated() {
+            try net.say(state, interface: state == "online" ? "eth0" : "", reason: "step \(i)")
+            await Harness.waitUntil("step \(i) published") { fixture.loggedStates().count == i + 2 }
+            for _ in 0..<3 {
+                getStatus.append(try roundTrip("GetStatus"))
+                check.append(try roundTrip("Check"))
+            }
+        }
+        await Harness.waitUntil("every StateChanged") { Self.signalTimes(signals.output).count == steps.count + 1 }
+        let published = fixture.loggedEvents().dropFirst().compactMap { ($0["since"] as? NSNumber)?.int64Value }
+        let latencies = zip(published, Self.signalTimes(signals.output).dropFirst()).map { Double($1 - $0) / 1000 }
+        #expect(latencies.count == steps.count)
+        #expect(latencies.allSatisfy { $0 >= 0 }, "a signal before its publication: \(latencies)")
+        #expect(Self.p95(latencies) < 10, "StateChanged after publication, ms: \(latencies)")
+        #expect(Self.p95(getStatus) < 10, "GetStatus round trips, ms: \(getStatus)")
+        #expect(Self.p95(check) < 10, "Check round trips, ms: \(check)")
+        #expect(fixture.daemonLog.contains("notification not shown") == false)
+
+        // The server wakes up: the toast on screen is the current outage's, shown once.
+        desktop.resumeNotificationServer()
+        await Harness.waitUntil("current outage on screen") {
+            NotificationCalls(calls.output).notifies.last?.body == "Step 6." && desktop.displayedCount() == 1
+        }
+        try await Task.sleep(for: .milliseconds(500))  // not a readiness wait: no further toast may come
+        let notifies = NotificationCalls(calls.output).notifies
+        #expect(notifies.filter { $0.replacesID == 0 }.count == 1, "one new toast: \(notifies)")
+        #expect(notifies.allSatisfy { $0.summary == "Offline" }, "\(notifies)")
+        #expect(desktop.displayedCount() == 1)
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// Arrival times (µs since the epoch) of StateChanged signals in dbus-monitor's output.
+    static func signalTimes(_ text: String) -> [Int64] {
+        text.split(separator: "\n").compactMap { line -> Int64? in
+            guard line.hasPrefix("signal time="), line.contains("member=StateChanged") else { return nil }
+            let stamp = line.dropFirst("signal time=".count).prefix { $0 != " " }
+            let parts = stamp.split(separator: ".")
+            guard parts.count == 2, let s = Int64(parts[0]), let us = Int64(parts[1].prefix(6)) else { return nil }
+            return s * 1_000_000 + us
+        }
+    }
+
+    static func p95(_ samples: [Double]) -> Double {
+        guard !samples.isEmpty else { return .infinity }
+        let sorted = samples.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.95))]
+    }
+}
+
+extension Duration {
+    var inMilliseconds: Double {
+        Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+    }
+}
