@@ -1,10 +1,10 @@
 import Glibc
 import LifelineCore
 
-/// The runtime state file `$XDG_RUNTIME_DIR/lifeline/state.json` (SPEC §6): the
-/// current state with every §2 field plus the daemon's pid, replaced atomically
-/// on every change. `lifeline status` reads it when D-Bus is not there; the pid
-/// tells a live daemon from a file left behind by a crash.
+/// The runtime state file `$XDG_RUNTIME_DIR/lifeline/state.json`: the current
+/// state with every field of an event plus the daemon's pid, replaced atomically
+/// on every change. `lifeline status` reads it first (the fastest way to the
+/// event D-Bus carries); the pid tells a live daemon from a file left behind by a crash.
 public enum StateFile {
     public static func render(_ update: Update, pid: Int32 = getpid()) -> String {
         JSONText.object(update.event, extra: [("pid", String(pid)), ("muted_until", String(update.mutedUntil))]) + "\n"
@@ -27,12 +27,20 @@ struct StateFileSink: Sink {
     }
 
     func run(updates: SinkUpdates) async throws {
-        let folder = Files.directory(of: path)
-        try Files.makeDirectories(folder)
-        try Files.requirePrivateDirectory(folder)
+        // The write and the rename wait for the disk; on their own thread they
+        // never hold up the cooperative pool, where the debounce timer runs.
+        let disk = SerialThread(name: "lifeline-state")
+        defer { disk.stop() }
+        let path = self.path
+        let privateRoot = context.paths.runtimeDir
+        try await disk.run {
+            try Files.makePrivateDirectory(Files.directory(of: path), privateRoot: privateRoot)
+            try Files.requireOwnFileOrNothing(path)
+        }
         defer { unlink(path) }  // no daemon, no state: `status` then says so
         for await update in updates {
-            try Files.replaceAtomically(path, with: StateFile.render(update))
+            let text = StateFile.render(update)
+            try await disk.run { try Files.replaceAtomically(path, with: text) }
         }
     }
 }

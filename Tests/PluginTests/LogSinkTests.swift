@@ -2,6 +2,7 @@ import Foundation
 import LifelineCore
 import LifelineTestKit
 @testable import LogSink
+import Synchronization
 import Testing
 
 @Suite struct LogSinkTests {
@@ -76,6 +77,59 @@ import Testing
         #expect(read.events.map(\.sequence) == read.events.map(\.sequence).sorted())
     }
 
+    @Test func aFailedWriteIsRetriedAndNothingAfterItIsLost() async throws {
+        let file = FailingFile(failures: 3)
+        let sink = LogSink(config: LogSink.Config(), context: context()) { file }
+        let mailbox = Mailbox(policy: LogSink.delivery)
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        // The first write fails; more transitions arrive while the sink waits to retry.
+        mailbox.post(event(.offline, 1))
+        while file.attempts.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for n in 2...5 { mailbox.post(event(n % 2 == 0 ? .online : .offline, UInt64(n))) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while file.lines.withLock({ $0.count }) < 5, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        mailbox.close()
+        try await task.value  // the sink itself never gave up
+        let sequences = file.lines.withLock { $0 }.map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["sequence"] as? Int
+        }
+        #expect(sequences == [1, 2, 3, 4, 5])
+        #expect(file.attempts.withLock { $0 } == 8)
+    }
+
+    @Test func aLineWrittenInPartIsCutBackSoTheRetryStartsOnItsOwnLine() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/events.jsonl"
+        let calls = Mutex(0)
+        let file = RotatingFile(path: path, maxSize: 1 << 20, keep: 1) { fd, bytes, path in
+            if calls.withLock({ n in defer { n += 1 }; return n }) == 1 {
+                // The second line: half of it reaches the disk, then the disk is full.
+                try Files.writeAll(fd, bytes.prefix(bytes.count / 2), path: path)
+                throw Files.Error(path: path, operation: "cannot write", errno: ENOSPC)
+            }
+            try Files.writeAll(fd, bytes, path: path)
+        }
+        try file.append(line: "{\"sequence\":1}\n")
+        #expect(throws: Files.Error.self) { try file.append(line: "{\"sequence\":2,\"reason\":\"long enough\"}\n") }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"sequence\":1}\n")
+        try file.append(line: "{\"sequence\":2,\"reason\":\"long enough\"}\n")
+        try file.append(line: "{\"sequence\":3}\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8)
+                == "{\"sequence\":1}\n{\"sequence\":2,\"reason\":\"long enough\"}\n{\"sequence\":3}\n")
+    }
+
+    @Test func aLineTornByACrashIsCutWhenTheLogIsOpened() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/events.jsonl"
+        try "{\"sequence\":1}\n{\"sequence\":2,\"sta".write(toFile: path, atomically: true, encoding: .utf8)
+        let file = RotatingFile(path: path, maxSize: 1 << 20, keep: 1)
+        try file.append(line: "{\"sequence\":2}\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"sequence\":1}\n{\"sequence\":2}\n")
+    }
+
     @Test func everyTransitionWaitsForTheLogWhileAttributesCoalesce() async {
         let mailbox = Mailbox(policy: LogSink.delivery)
         for n in 1...10 {
@@ -125,5 +179,23 @@ import Testing
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "{\"state\":\"online\"}\n")
         let mode = try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+    }
+}
+
+/// A log file whose first `failures` writes fail, as on a full disk.
+final class FailingFile: LineFile {
+    let failures: Int
+    let attempts = Mutex(0)
+    let lines = Mutex<[String]>([])
+
+    init(failures: Int) { self.failures = failures }
+
+    func append(line: String) throws {
+        let attempt = attempts.withLock { n in
+            defer { n += 1 }
+            return n
+        }
+        if attempt < failures { throw Files.Error(path: "/full/disk", operation: "cannot write", errno: ENOSPC) }
+        lines.withLock { $0.append(line) }
     }
 }
