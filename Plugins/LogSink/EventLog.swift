@@ -19,7 +19,11 @@ public enum EventLog {
         for file in files {
             guard let bytes = try? Files.read(file, limit: 256 << 20) else { continue }
             for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-                if let event = try? decoder.decode(StateEvent.self, from: Data(line)) {
+                // Numbers out of range count as unreadable: the file is anyone's to edit,
+                // and arithmetic on them (durations, cut-offs) could overflow.
+                if let event = try? decoder.decode(StateEvent.self, from: Data(line)),
+                   StateRecord.timeRange.contains(event.since), StateRecord.validSequence(Int64(clamping: event.sequence)) != nil,
+                   StateRecord.rttRange.contains(event.rttMs) {
                     events.append(event)
                 } else {
                     bad += 1
@@ -27,5 +31,24 @@ public enum EventLog {
             }
         }
         return Contents(events: events, badLines: bad)
+    }
+
+    /// The sequence number of the last whole line of the log: the current file,
+    /// or the newest rotated one that has a line. Nil when there is none, or the
+    /// number is not one the daemon could have written.
+    public static func lastSequence(path: String, keep: Int = 100) -> UInt64? {
+        for file in [path] + (0..<min(max(keep, 0), 100)).map({ "\(path).\($0 + 1)" }) {
+            // A line is a few hundred bytes; 64 KiB holds the last one with room to spare.
+            guard let tail = try? Files.readTail(file, limit: 64 << 10) else { continue }
+            guard let end = tail.lastIndex(of: UInt8(ascii: "\n")) else { continue }
+            let start = tail[..<end].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+            var sequence: Int64?
+            _ = FlatJSON.forEachMember(Array(tail[start..<end])) { key, value in
+                if key == "sequence" { sequence = value.int64 }
+            }
+            guard let sequence, let valid = StateRecord.validSequence(sequence) else { return nil }
+            return valid
+        }
+        return nil
     }
 }

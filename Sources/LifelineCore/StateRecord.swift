@@ -15,6 +15,22 @@ public struct StateRecord: Sendable, Equatable {
         self.mutedUntil = mutedUntil
     }
 
+    /// The largest sequence number taken from a file: 2^53 − 1, the largest
+    /// integer every JSON reader holds exactly. A larger one comes from a crafted
+    /// or corrupt file, and counting on from it could overflow.
+    public static let sequenceLimit: Int64 = (1 << 53) - 1
+
+    /// Times (µs since the epoch) a file may hold: 1970 to the end of year 9999.
+    /// Anything else is a crafted or corrupt file, and arithmetic on it could overflow.
+    public static let timeRange: ClosedRange<Int64> = 0...253_402_300_799_999_999
+
+    /// Round-trip times a file may hold in ms: -1 (unknown) up to a day.
+    public static let rttRange: ClosedRange<Double> = -1...86_400_000
+
+    public static func validSequence(_ n: Int64) -> UInt64? {
+        (0...sequenceLimit).contains(n) ? UInt64(n) : nil
+    }
+
     /// Nil when the text is not a state record (missing or mistyped field, bad JSON).
     public static func parse(_ bytes: some Collection<UInt8>) -> StateRecord? {
         // Fields land in plain variables, not a dictionary: a `[String: Value]`
@@ -39,12 +55,13 @@ public struct StateRecord: Sendable, Equatable {
             default: break
             }
         }
-        guard wellFormed, let state, let previous, let since, let interface, let kind, let reason, let rtt,
-              let metered, let sequence, sequence >= 0, let pid, pid > 0, pid <= Int64(Int32.max)
+        guard wellFormed, let state, let previous, let since, timeRange.contains(since), let interface, let kind,
+              let reason, let rtt, rttRange.contains(rtt), let metered, let sequence, let valid = validSequence(sequence),
+              let pid, pid > 0, pid <= Int64(Int32.max), mutedUntil == 0 || timeRange.contains(mutedUntil)
         else { return nil }
         let event = StateEvent(
             state: state, previous: previous, since: since, interface: interface, kind: kind,
-            reason: reason, rttMs: rtt, metered: metered, sequence: UInt64(sequence))
+            reason: reason, rttMs: rtt, metered: metered, sequence: valid)
         return StateRecord(event: event, pid: Int32(pid), mutedUntil: mutedUntil)
     }
 }
