@@ -33,8 +33,8 @@ struct HistoryCommand: ParsableCommand {
         let now = WallClock.micros()
         var outages = OutageHistory.outages(from: contents.events)
         if let window {
-            let cutoff = now - window.microseconds
-            outages = outages.filter { ($0.end ?? now) >= cutoff }
+            let (cutoff, before1970) = now.subtractingReportingOverflow(window.microseconds)
+            outages = outages.filter { ($0.end ?? now) >= (before1970 ? Int64.min : cutoff) }
         }
         if outages.isEmpty {
             print("no outages in \(logPath)")
