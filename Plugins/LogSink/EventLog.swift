@@ -17,7 +17,8 @@ public enum EventLog {
         var bad = 0
         let decoder = JSONDecoder()
         for file in files {
-            guard let bytes = try? Files.read(file, limit: 256 << 20) else { continue }
+            // Never blocks on a FIFO planted at the log's path; past 256 MiB only the newest part counts.
+            guard let bytes = try? Files.readTail(file, limit: 256 << 20) else { continue }
             for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
                 // Numbers out of range count as unreadable: the file is anyone's to edit,
                 // and arithmetic on them (durations, cut-offs) could overflow.
