@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelineProtocol
 
 /// `log` sink: one JSON line per published transition, with every field of
 /// SPEC §2 under its §2 name, fsync'd line by line and rotated by size.

@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelineProtocol
 import LogSink
 
 /// Where the sequence numbers of a new daemon start: after the last one an
@@ -19,9 +20,11 @@ enum StartingSequence {
         }
         return candidates.max() ?? 0
     }
+}
 
-    /// Every log the config writes.
-    static func logs(in config: DaemonConfig, paths: Paths) -> [(path: String, keep: Int)] {
-        config.sinks.compactMap { $0.config as? LogSink.Config }.map { ($0.path ?? paths.defaultLogFile, $0.keep) }
+extension DaemonConfig {
+    /// Every event log the config writes, with how many rotated files it keeps.
+    public func eventLogs(paths: Paths) -> [(path: String, keep: Int)] {
+        sinks.compactMap { $0.config as? LogSink.Config }.map { ($0.path ?? paths.defaultLogFile, $0.keep) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LifelineCore
+import LifelineProtocol
 import LifelineTestKit
 @testable import LogSink
 import Synchronization

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import LifelineCore
 
 /// Reads the event log back (for `lifeline history`): the rotated files oldest
@@ -15,16 +14,13 @@ public enum EventLog {
         files.append(path)
         var events: [StateEvent] = []
         var bad = 0
-        let decoder = JSONDecoder()
         for file in files {
             // Never blocks on a FIFO planted at the log's path; past 256 MiB only the newest part counts.
             guard let bytes = try? Files.readTail(file, limit: 256 << 20) else { continue }
             for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
                 // Numbers out of range count as unreadable: the file is anyone's to edit,
                 // and arithmetic on them (durations, cut-offs) could overflow.
-                if let event = try? decoder.decode(StateEvent.self, from: Data(line)),
-                   StateRecord.timeRange.contains(event.since), StateRecord.validSequence(Int64(clamping: event.sequence)) != nil,
-                   StateRecord.rttRange.contains(event.rttMs) {
+                if let (event, _) = StateRecord.parseEvent(line) {
                     events.append(event)
                 } else {
                     bad += 1

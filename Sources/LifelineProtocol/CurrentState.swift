@@ -1,4 +1,5 @@
 import Glibc
+import LifelineCore
 
 /// The daemon's current state as the CLI sees it: the runtime state file,
 /// trusted only while the daemon that wrote it is alive. No Foundation on this
