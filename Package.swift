@@ -96,6 +96,7 @@ let package = Package(
             name: "PluginTests",
             dependencies: [
                 "LifelineCore", "LifelineProtocol", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(

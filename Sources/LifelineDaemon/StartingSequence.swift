@@ -11,8 +11,9 @@ enum StartingSequence {
     /// has a valid one.
     static func find(stateFile: String, logs: [(path: String, keep: Int)]) -> UInt64 {
         var candidates: [UInt64] = []
-        // Bounded and non-blocking read: a FIFO or a huge file at that path must not hold up the start.
-        if let bytes = try? Files.readTail(stateFile, limit: 64 << 10), let record = StateRecord.parse(bytes) {
+        // Bounded, non-blocking, our own regular file only: a FIFO, a link or a
+        // huge file at that path must not hold up the start or feed it numbers.
+        if let bytes = Files.readOwnFile(stateFile, limit: 64 << 10), let record = StateRecord.parse(bytes) {
             candidates.append(record.event.sequence)
         }
         for log in logs {

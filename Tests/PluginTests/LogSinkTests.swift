@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import LifelineCore
 import LifelineProtocol
 import LifelineTestKit
@@ -99,6 +101,38 @@ import Testing
         #expect(file.attempts.withLock { $0 } == 8)
     }
 
+    @Test func pastItsBoundTheWaitingLogSaysHowManyTransitionsItDropped() async throws {
+        let file = FailingFile(failures: Int.max)
+        let handler = InMemoryLogHandler()
+        var context = context()
+        context.logger = Logger(label: "test") { _ in handler }
+        let sink = LogSink(config: LogSink.Config(), context: context) { file }
+        let mailbox = Mailbox(policy: LogSink.delivery)
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        mailbox.post(event(.offline, 1))
+        while file.attempts.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        guard case .everyTransition(let capacity) = LogSink.delivery else { Issue.record("the log must see every transition"); return }
+        // The disk stays full while more transitions arrive than the log may hold.
+        for n in 2...(capacity + 6) { mailbox.post(event(n % 2 == 0 ? .online : .offline, UInt64(n))) }
+        let clock = ContinuousClock()
+        var deadline = clock.now + .seconds(5)
+        let said = "log sink fell behind: 5 transitions were not written to \(sink.path)"
+        while !handler.entries.contains(where: { $0.message.description == said }), clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(handler.entries.contains { $0.level == .error && $0.message.description == said })
+        // Space again: the one in hand and everything kept after it are written.
+        file.heal()
+        deadline = clock.now + .seconds(5)
+        while file.lines.withLock({ $0.count }) < capacity + 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        mailbox.close()
+        try await task.value
+        let sequences = file.lines.withLock { $0 }.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["sequence"] as? Int
+        }
+        #expect(sequences == [1] + Array(7...(capacity + 6)))
+    }
+
     @Test func aLineWrittenInPartIsCutBackSoTheRetryStartsOnItsOwnLine() throws {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -186,17 +220,21 @@ import Testing
 /// A log file whose first `failures` writes fail, as on a full disk.
 final class FailingFile: LineFile {
     let failures: Int
+    private let healed = Mutex(false)
     let attempts = Mutex(0)
     let lines = Mutex<[String]>([])
 
     init(failures: Int) { self.failures = failures }
+
+    /// The disk has room again: every write from now on succeeds.
+    func heal() { healed.withLock { $0 = true } }
 
     func append(line: String) throws {
         let attempt = attempts.withLock { n in
             defer { n += 1 }
             return n
         }
-        if attempt < failures { throw Files.Error(path: "/full/disk", operation: "cannot write", errno: ENOSPC) }
+        if attempt < failures, !healed.withLock({ $0 }) { throw Files.Error(path: "/full/disk", operation: "cannot write", errno: ENOSPC) }
         lines.withLock { $0.append(line) }
     }
 }
