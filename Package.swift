@@ -4,13 +4,13 @@ import PackageDescription
 // Monitors and sinks live in Plugins/<Name>/, one target each (explicit `path:`
 // because SwiftPM reserves Plugins/ for package plugins by default).
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
-    ("LogSink", []),
+    ("LogSink", ["LifelineProtocol"]),
     ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
     ("ProbeMonitor", ["CCurl"]),
     ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
-    ("TmuxSink", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("TmuxSink", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
 ]
 
 let package = Package(
@@ -39,6 +39,10 @@ let package = Package(
             name: "LifelineCore",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
+        // What crosses a process boundary through files and stdout: the event JSON,
+        // the state file, the event log, the status and watch formats. The front
+        // binary and the CLI read these without linking any plugin.
+        .target(name: "LifelineProtocol", dependencies: ["LifelineCore"]),
         // C libraries through pkg-config, which gives SwiftPM the -l flags.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
@@ -54,18 +58,18 @@ let package = Package(
         .target(
             name: "LifelineDaemon",
             dependencies: [
-                "LifelineCore", "LifelineConfig",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ] + plugins.map { .target(name: $0.name) }
         ),
         // The front binary: `status` from the state file, everything else by exec of lifeline-cli.
-        .executableTarget(name: "lifeline", dependencies: ["LifelineCore"]),
+        .executableTarget(name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"]),
         .executableTarget(
             name: "lifeline-cli",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineDaemon", "LogSink", "DBusSink", "LifelineDBus",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "DBusSink", "LifelineDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -79,7 +83,7 @@ let package = Package(
         .testTarget(
             name: "LifelineCoreTests",
             dependencies: [
-                "LifelineCore", "LifelineTestKit",
+                "LifelineCore", "LifelineProtocol", "LifelineTestKit",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -92,7 +96,8 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: [
-                "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+                "LifelineCore", "LifelineProtocol", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelineProtocol
 
 /// `log` sink: one JSON line per published transition, with every field of
 /// SPEC §2 under its §2 name, fsync'd line by line and rotated by size.
@@ -39,71 +40,155 @@ public struct LogSink: Sink {
 
     public static let kind = "log"
     public static let summary = "Appends one JSON line per published transition to a file, with rotation."
-    /// The log must not miss a transition, so transitions queue (bounded) instead of coalescing.
+    /// The log must not miss a transition, so transitions queue (bounded) instead
+    /// of coalescing; while the disk refuses them they wait here.
     public static let delivery = DeliveryPolicy.everyTransition(capacity: 4096)
+
+    /// How long a failed write waits before it is tried again: short at first, so
+    /// logging resumes within about a second once the disk takes writes again.
+    static let retryBackoff = (first: Duration.milliseconds(50), longest: Duration.seconds(1))
 
     public let path: String
     let config: Config
     let context: PluginContext
+    private let makeFile: @Sendable () -> any LineFile
 
     public init(config: Config, context: PluginContext) throws {
+        let path = config.path ?? context.paths.defaultLogFile
+        self.init(config: config, context: context) { RotatingFile(path: path, maxSize: config.maxSize, keep: config.keep) }
+    }
+
+    /// With the file the lines go to (tests give one that fails).
+    init(config: Config, context: PluginContext, file makeFile: @escaping @Sendable () -> any LineFile) {
         self.config = config
         self.context = context
         self.path = config.path ?? context.paths.defaultLogFile
+        self.makeFile = makeFile
     }
 
     public func run(updates: SinkUpdates) async throws {
-        let file = try RotatingFile(path: path, maxSize: config.maxSize, keep: config.keep)
+        // fsync and rotation block; on their own thread they never hold up the
+        // cooperative pool, where the debounce timer runs.
+        let disk = SerialThread(name: "lifeline-log")
+        defer { disk.stop() }
+        let file = makeFile()
         var lastWritten: UInt64 = 0
         for await update in updates {
-            let lost = updates.takeDroppedCount()
-            if lost > 0 { context.logger.error("log sink fell behind: \(lost) transitions were not written to \(path)") }
+            reportDropped(updates)
             // Sequence 0 is the start-up `unknown`, not a published transition; a
             // replay after a restart must not write the same line twice.
             guard update.isTransition, update.event.sequence != lastWritten else { continue }
-            try file.append(line: JSONText.object(update.event) + "\n")
+            try await write(JSONText.object(update.event) + "\n", to: file, on: disk, updates: updates)
             lastWritten = update.event.sequence
         }
     }
+
+    /// Writes `line`, retrying with a back-off until the disk takes it. The sink
+    /// does not throw on a failed write: the line in hand and the transitions
+    /// queued behind it would then be at the mercy of a restart.
+    private func write(_ line: String, to file: any LineFile, on disk: SerialThread, updates: SinkUpdates) async throws {
+        var delay = Self.retryBackoff.first
+        var failures = 0
+        while true {
+            do {
+                try await disk.run { try file.append(line: line) }
+                if failures > 0 { context.logger.notice("writing to \(path) again after \(failures) failed attempts") }
+                return
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if failures == 0 {
+                    context.logger.error("\(error); keeping the transitions and retrying")
+                }
+                failures += 1
+            }
+            reportDropped(updates)
+            try await Task.sleep(for: delay)
+            delay = min(delay * 2, Self.retryBackoff.longest)
+        }
+    }
+
+    private func reportDropped(_ updates: SinkUpdates) {
+        let lost = updates.takeDroppedCount()
+        if lost > 0 { context.logger.error("log sink fell behind: \(lost) transitions were not written to \(path)") }
+    }
 }
 
-/// An append-only file of lines, fsync'd per line, rotated by size.
-final class RotatingFile {
+/// Where the log sink's lines go: each call puts one whole line on disk, or
+/// throws and leaves the file as it was.
+protocol LineFile: AnyObject, Sendable {
+    func append(line: String) throws
+}
+
+/// An append-only file of lines, fsync'd per line, rotated by size. A line is
+/// either all there or not at all: a failed write is cut back off, and a torn
+/// last line (a crash in the middle of a write) is cut when the file is opened.
+/// Used from one thread at a time (the log's own), hence unchecked.
+final class RotatingFile: LineFile, @unchecked Sendable {
     let path: String
     let maxSize: Int
     let keep: Int
+    /// `Files.writeAll`; tests put in one that writes part of the line and fails.
+    private let writeBytes: (Int32, [UInt8], String) throws -> Void
     private var fd: Int32 = -1
     private var size = 0
+    /// A file was created or renamed and its folder not yet fsync'd.
+    private var folderChanged = false
 
-    init(path: String, maxSize: Int, keep: Int) throws {
+    init(path: String, maxSize: Int, keep: Int,
+         write: @escaping (Int32, [UInt8], String) throws -> Void = { try Files.writeAll($0, $1, path: $2) }) {
         self.path = path
         self.maxSize = maxSize
         self.keep = keep
-        try Files.makeDirectories(Files.directory(of: path))
-        try open()
+        self.writeBytes = write
     }
 
     deinit { if fd >= 0 { close(fd) } }
 
-    private func open() throws {
-        fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Files.Error(path: path, operation: "cannot open", errno: errno) }
-        var st = stat()
-        size = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+    func append(line: String) throws {
+        if fd < 0 { try open() }
+        let bytes = Array(line.utf8)
+        if size > 0, size + bytes.count > maxSize { try rotate() }
+        if folderChanged {
+            // Without this a crash could lose the new file's name, and every line in it.
+            try Files.syncDirectory(Files.directory(of: path))
+            folderChanged = false
+        }
+        do {
+            try writeBytes(fd, bytes, path)
+            // The line is on disk before the next one is taken: a crash loses nothing published.
+            guard fsync(fd) == 0 else { throw Files.Error(path: path, operation: "cannot fsync", errno: errno) }
+        } catch {
+            // Take back the part that did reach the file, so the retry (or the
+            // next line) starts on a line of its own instead of gluing to half of this one.
+            if ftruncate(fd, off_t(size)) != 0 { closeFile() }  // reopening cuts it
+            throw error
+        }
+        size += bytes.count
     }
 
-    func append(line: String) throws {
-        let count = line.utf8.count
-        if size > 0, size + count > maxSize { try rotate() }
-        try Files.writeAll(fd, line.utf8, path: path)
-        // The line is on disk before the next one is taken: a crash loses nothing published.
-        guard fsync(fd) == 0 else { throw Files.Error(path: path, operation: "cannot fsync", errno: errno) }
-        size += count
+    private func open() throws {
+        try Files.makeDirectories(Files.directory(of: path))
+        let created = !Files.exists(path)
+        // Read and write: reading finds a torn last line.
+        fd = Glibc.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Files.Error(path: path, operation: "cannot open", errno: errno) }
+        if created { folderChanged = true }
+        do {
+            size = try Files.cutAfterLastNewline(fd, path: path)
+        } catch {
+            closeFile()
+            throw error
+        }
+    }
+
+    private func closeFile() {
+        if fd >= 0 { close(fd) }
+        fd = -1
     }
 
     private func rotate() throws {
-        close(fd)
-        fd = -1
+        closeFile()
         if keep == 0 {
             unlink(path)
         } else {
@@ -111,6 +196,7 @@ final class RotatingFile {
             for n in stride(from: keep - 1, through: 1, by: -1) { rename("\(path).\(n)", "\(path).\(n + 1)") }
             rename(path, "\(path).1")
         }
+        folderChanged = true
         try open()
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelineProtocol
 import Synchronization
 
 /// `tmux` sink: pushes the state to every tmux server of the user by setting the

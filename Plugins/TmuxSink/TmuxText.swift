@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelineProtocol
 
 /// What the tmux sink writes, as pure functions: the `@lifeline` value and the
 /// alert message, made safe for tmux.

@@ -15,8 +15,10 @@ public struct OutageRecord: Sendable, Equatable {
         self.reason = reason
     }
 
+    /// Never negative, and saturating: the times come from a file anyone could have edited.
     public func duration(now: Int64) -> Duration {
-        .microseconds((end ?? now) - start)
+        let (micros, overflow) = (end ?? now).subtractingReportingOverflow(start)
+        return .microseconds(overflow ? Int64.max : max(0, micros))
     }
 }
 

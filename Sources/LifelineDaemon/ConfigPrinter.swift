@@ -1,5 +1,6 @@
 import LifelineConfig
 import LifelineCore
+import LifelineProtocol
 import TOMLKit
 
 /// `lifeline config show`: the effective configuration, defaults filled in, as

@@ -31,7 +31,9 @@ public enum Daemon {
             return .badConfig
         }
 
-        let bus = Bus(clock: ContinuousClock(), debounce: config.debounce, logger: logger)
+        let sequence = StartingSequence.find(stateFile: paths.stateFile, logs: config.eventLogs(paths: paths))
+        if sequence > 0 { logger.info("sequence numbers continue after \(sequence)") }
+        let bus = Bus(clock: ContinuousClock(), debounce: config.debounce, startingSequence: sequence, logger: logger)
         // Sinks settle what must come first (the D-Bus name) before anything runs.
         for sink in config.sinks {
             guard let prepare = sink.prepare else { continue }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LifelineCore
+import LifelineProtocol
 
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

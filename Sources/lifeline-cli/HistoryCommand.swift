@@ -1,8 +1,8 @@
 import ArgumentParser
 import Glibc
 import LifelineCore
+import LifelineProtocol
 import LifelineDaemon
-import LogSink
 
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,15 +26,14 @@ struct HistoryCommand: ParsableCommand {
             }
         }
         let effective = try? ConfigLoader.load(explicitPath: config, paths: paths)
-        let logPath = effective?.sinks.lazy.compactMap { ($0.config as? LogSink.Config).map { $0.path ?? paths.defaultLogFile } }.first
-            ?? paths.defaultLogFile
+        let logPath = effective?.eventLogs(paths: paths).first?.path ?? paths.defaultLogFile
         let contents = EventLog.read(path: logPath)
         if contents.badLines > 0 { printError("\(logPath): skipped \(contents.badLines) unreadable lines") }
         let now = WallClock.micros()
         var outages = OutageHistory.outages(from: contents.events)
         if let window {
-            let cutoff = now - window.microseconds
-            outages = outages.filter { ($0.end ?? now) >= cutoff }
+            let (cutoff, before1970) = now.subtractingReportingOverflow(window.microseconds)
+            outages = outages.filter { ($0.end ?? now) >= (before1970 ? Int64.min : cutoff) }
         }
         if outages.isEmpty {
             print("no outages in \(logPath)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import LifelineCore
+import LifelineProtocol
 import LifelineDaemon
 
 struct StatusCommand: ParsableCommand {

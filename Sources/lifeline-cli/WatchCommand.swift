@@ -2,6 +2,7 @@ import ArgumentParser
 import DBusSink
 import Glibc
 import LifelineCore
+import LifelineProtocol
 import LifelineDBus
 
 struct WatchCommand: ParsableCommand {

@@ -8,6 +8,7 @@
 // process with execv, so `lifeline daemon` keeps its pid for systemd.
 import Glibc
 import LifelineCore
+import LifelineProtocol
 
 let arguments = CommandLine.arguments
 if arguments.count >= 2, arguments[1] == "status", let code = FastStatus.run(arguments.dropFirst(2)) {

@@ -1,5 +1,6 @@
 import Foundation
 import LifelineCore
+import LifelineProtocol
 import Testing
 
 struct WatchFormatTests {

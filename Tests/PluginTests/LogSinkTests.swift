@@ -1,7 +1,11 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import LifelineCore
+import LifelineProtocol
 import LifelineTestKit
 @testable import LogSink
+import Synchronization
 import Testing
 
 @Suite struct LogSinkTests {
@@ -76,6 +80,91 @@ import Testing
         #expect(read.events.map(\.sequence) == read.events.map(\.sequence).sorted())
     }
 
+    @Test func aFailedWriteIsRetriedAndNothingAfterItIsLost() async throws {
+        let file = FailingFile(failures: 3)
+        let sink = LogSink(config: LogSink.Config(), context: context()) { file }
+        let mailbox = Mailbox(policy: LogSink.delivery)
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        // The first write fails; more transitions arrive while the sink waits to retry.
+        mailbox.post(event(.offline, 1))
+        while file.attempts.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        for n in 2...5 { mailbox.post(event(n % 2 == 0 ? .online : .offline, UInt64(n))) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while file.lines.withLock({ $0.count }) < 5, clock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        mailbox.close()
+        try await task.value  // the sink itself never gave up
+        let sequences = file.lines.withLock { $0 }.map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["sequence"] as? Int
+        }
+        #expect(sequences == [1, 2, 3, 4, 5])
+        #expect(file.attempts.withLock { $0 } == 8)
+    }
+
+    @Test func pastItsBoundTheWaitingLogSaysHowManyTransitionsItDropped() async throws {
+        let file = FailingFile(failures: Int.max)
+        let handler = InMemoryLogHandler()
+        var context = context()
+        context.logger = Logger(label: "test") { _ in handler }
+        let sink = LogSink(config: LogSink.Config(), context: context) { file }
+        let mailbox = Mailbox(policy: LogSink.delivery)
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        mailbox.post(event(.offline, 1))
+        while file.attempts.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        guard case .everyTransition(let capacity) = LogSink.delivery else { Issue.record("the log must see every transition"); return }
+        // The disk stays full while more transitions arrive than the log may hold.
+        for n in 2...(capacity + 6) { mailbox.post(event(n % 2 == 0 ? .online : .offline, UInt64(n))) }
+        let clock = ContinuousClock()
+        var deadline = clock.now + .seconds(5)
+        let said = "log sink fell behind: 5 transitions were not written to \(sink.path)"
+        while !handler.entries.contains(where: { $0.message.description == said }), clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(handler.entries.contains { $0.level == .error && $0.message.description == said })
+        // Space again: the one in hand and everything kept after it are written.
+        file.heal()
+        deadline = clock.now + .seconds(5)
+        while file.lines.withLock({ $0.count }) < capacity + 1, clock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        mailbox.close()
+        try await task.value
+        let sequences = file.lines.withLock { $0 }.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["sequence"] as? Int
+        }
+        #expect(sequences == [1] + Array(7...(capacity + 6)))
+    }
+
+    @Test func aLineWrittenInPartIsCutBackSoTheRetryStartsOnItsOwnLine() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/events.jsonl"
+        let calls = Mutex(0)
+        let file = RotatingFile(path: path, maxSize: 1 << 20, keep: 1) { fd, bytes, path in
+            if calls.withLock({ n in defer { n += 1 }; return n }) == 1 {
+                // The second line: half of it reaches the disk, then the disk is full.
+                try Files.writeAll(fd, bytes.prefix(bytes.count / 2), path: path)
+                throw Files.Error(path: path, operation: "cannot write", errno: ENOSPC)
+            }
+            try Files.writeAll(fd, bytes, path: path)
+        }
+        try file.append(line: "{\"sequence\":1}\n")
+        #expect(throws: Files.Error.self) { try file.append(line: "{\"sequence\":2,\"reason\":\"long enough\"}\n") }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"sequence\":1}\n")
+        try file.append(line: "{\"sequence\":2,\"reason\":\"long enough\"}\n")
+        try file.append(line: "{\"sequence\":3}\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8)
+                == "{\"sequence\":1}\n{\"sequence\":2,\"reason\":\"long enough\"}\n{\"sequence\":3}\n")
+    }
+
+    @Test func aLineTornByACrashIsCutWhenTheLogIsOpened() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/events.jsonl"
+        try "{\"sequence\":1}\n{\"sequence\":2,\"sta".write(toFile: path, atomically: true, encoding: .utf8)
+        let file = RotatingFile(path: path, maxSize: 1 << 20, keep: 1)
+        try file.append(line: "{\"sequence\":2}\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"sequence\":1}\n{\"sequence\":2}\n")
+    }
+
     @Test func everyTransitionWaitsForTheLogWhileAttributesCoalesce() async {
         let mailbox = Mailbox(policy: LogSink.delivery)
         for n in 1...10 {
@@ -125,5 +214,27 @@ import Testing
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "{\"state\":\"online\"}\n")
         let mode = try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+    }
+}
+
+/// A log file whose first `failures` writes fail, as on a full disk.
+final class FailingFile: LineFile {
+    let failures: Int
+    private let healed = Mutex(false)
+    let attempts = Mutex(0)
+    let lines = Mutex<[String]>([])
+
+    init(failures: Int) { self.failures = failures }
+
+    /// The disk has room again: every write from now on succeeds.
+    func heal() { healed.withLock { $0 = true } }
+
+    func append(line: String) throws {
+        let attempt = attempts.withLock { n in
+            defer { n += 1 }
+            return n
+        }
+        if attempt < failures, !healed.withLock({ $0 }) { throw Files.Error(path: "/full/disk", operation: "cannot write", errno: ENOSPC) }
+        lines.withLock { $0.append(line) }
     }
 }

@@ -1,3 +1,5 @@
+import LifelineCore
+
 /// Hand-written JSON output for the few shapes Lifeline prints on hot paths
 /// (log lines, the state file, `status --json`): exact field order, no
 /// Foundation, no allocation beyond the string itself.

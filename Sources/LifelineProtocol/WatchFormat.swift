@@ -1,3 +1,5 @@
+import LifelineCore
+
 /// What `lifeline watch --format F` prints (SPEC §6): pure renderers, one line
 /// per state, so any source of changes (the state file, D-Bus) can drive them.
 ///

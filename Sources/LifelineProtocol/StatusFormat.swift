@@ -1,3 +1,5 @@
+import LifelineCore
+
 /// Renders a state through a user's template (SPEC §6 `--format`):
 /// `{state}`, `{icon}`, `{interface}`, `{kind}`, `{rtt_ms}`, `{since}`,
 /// `{duration}`, `{reason}`. Unknown fields are left as written, so a typo shows.

@@ -13,11 +13,14 @@ public struct CurrentState: Sendable {
     }
 
     public static func read(path: String) -> CurrentState? {
-        guard let bytes = try? Files.read(path, limit: 64 * 1024),
+        // Never blocks and never follows a link: when the runtime folder is
+        // `/tmp/lifeline-UID`, someone else may have put a FIFO or a link there.
+        guard let bytes = Files.readOwnFile(path, limit: 64 * 1024),
               let record = StateRecord.parse(bytes)
         else { return nil }
-        // A file left by a daemon that crashed describes nothing.
-        guard kill(record.pid, 0) == 0 || errno == EPERM else { return nil }
+        // A file left by a daemon that crashed describes nothing, and neither does
+        // one naming another user's process (kill then fails with EPERM).
+        guard kill(record.pid, 0) == 0 else { return nil }
         return CurrentState(event: record.event, pid: record.pid)
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// Private files never go where another user can reach them: without
+/// `XDG_RUNTIME_DIR` the runtime folder is `/tmp/lifeline-UID`, which anyone can
+/// create first.
+@Suite(.serialized) struct RuntimeFolderTests {
+    /// `lifeline status` with the fixture's environment, bounded by `timeout`: a
+    /// status that blocks shows as exit 124 instead of hanging the test run.
+    func status(_ f: DaemonFixture, withoutRuntimeDir: Bool) throws -> (status: Int32, stdout: String, stderr: String) {
+        let unset = withoutRuntimeDir ? ["-u", "XDG_RUNTIME_DIR"] : []
+        return try Harness.run(["timeout", "-k", "1", "5", "env"] + unset + [Harness.binary, "status"], environment: f.environment)
+    }
+
+    @Test func aFallbackFolderMadeByAnotherUserIsRefused() async throws {
+        guard Harness.available(.rootAnd(["useradd", "userdel", "setpriv", "timeout", "mkfifo"])) else { return }
+        let folder = "/tmp/lifeline-\(getuid())"
+        try #require(!FileManager.default.fileExists(atPath: folder), "\(folder) exists already; this test needs to create it")
+        let user = "llt\(UInt32.random(in: 10000...99999))"
+        let added = try Harness.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", user])
+        try #require(added.status == 0, "useradd: \(added.stderr)")
+        defer {
+            try? FileManager.default.removeItem(atPath: folder)
+            _ = try? Harness.run(["userdel", user])
+        }
+        // The other user gets there first: a folder anyone can write, and a FIFO
+        // where the state file goes (reading it would block).
+        let planted = try Harness.run([
+            "setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups", "sh", "-c",
+            "mkdir \(folder) \(folder)/lifeline && chmod 0777 \(folder) \(folder)/lifeline && mkfifo -m 0666 \(folder)/lifeline/state.json",
+        ])
+        try #require(planted.status == 0, "planting: \(planted.stderr)")
+
+        let f = try DaemonFixture()
+        f.commandPrefix = ["env", "-u", "XDG_RUNTIME_DIR"]
+        try f.start()
+        defer { Task { await f.stop() } }
+        await Harness.waitUntil("refusal logged") {
+            f.daemonLog.contains("refusing to keep private files in \(folder): it belongs to uid")
+        }
+        var st = stat()
+        #expect(lstat(folder + "/lifeline/state.json", &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO, "the FIFO was replaced")
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        let r = try status(f, withoutRuntimeDir: true)
+        #expect(r.status == 3, "\(r)")
+        #expect(r.stderr.contains("no daemon running"))
+        #expect(started.duration(to: clock.now) < .seconds(3))
+    }
+
+    @Test func aFIFOAtTheStateFilePathIsRefusedAndStatusDoesNotWaitOnIt() async throws {
+        guard Harness.available(.tools(["timeout", "mkfifo"])) else { return }
+        let f = try DaemonFixture()
+        let folder = f.path("run/lifeline")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(mkfifo(f.stateFilePath, 0o600) == 0)
+        try f.start()
+        defer { Task { await f.stop() } }
+        await Harness.waitUntil("refusal logged") {
+            f.daemonLog.contains("refusing to replace \(f.stateFilePath): it is a FIFO")
+        }
+        let r = try status(f, withoutRuntimeDir: false)
+        #expect(r.status == 3, "\(r)")
+    }
+
+    @Test func aStateFileOfAnotherUserIsNotBelieved() async throws {
+        guard Harness.available(.root) else { return }
+        let f = try DaemonFixture()
+        let folder = f.path("run/lifeline")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // A well-formed state naming a live process (this test), but not our file.
+        let record = #"{"state":"online","previous":"unknown","since":1700000000000000,"interface":"eth0","kind":"ethernet","reason":"","rtt_ms":-1,"metered":false,"sequence":1,"pid":\#(getpid()),"muted_until":0}"#
+        try record.write(toFile: f.stateFilePath, atomically: false, encoding: .utf8)
+        #expect(try status(f, withoutRuntimeDir: false).status == 0)  // ours: believed
+        chown(f.stateFilePath, 65534, 65534)
+        let r = try status(f, withoutRuntimeDir: false)
+        #expect(r.status == 3, "\(r)")
+    }
+}
