@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: [
-                "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+                "LifelineCore", "LifelineConfig", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
             ] + plugins.map { .target(name: $0.name) }
         ),
         .testTarget(
