@@ -1,8 +1,8 @@
 /// The plain format in which the TOML-parsing child hands its result to the
 /// daemon or CLI that started it. The reader is the only code that touches the
 /// child's output, so it treats it as untrusted: every length and count is
-/// checked against what is left, nesting is bounded, text must be UTF-8, and a
-/// problem is an error, never a crash.
+/// checked against what is left, nesting is bounded, text must be UTF-8 without
+/// NUL, and a problem is an error, never a crash.
 ///
 ///     lifeline-config-tree 1
 ///     ok                        or   error LINE|-   then a string (the message)
@@ -143,9 +143,13 @@ public enum ConfigWire {
             guard length < bytes.count - offset, bytes[offset + length] == UInt8(ascii: "\n") else {
                 throw Unreadable(description: "a string runs past the end")
             }
-            guard let text = String(validating: bytes[offset..<offset + length], as: UTF8.self) else {
+            let body = bytes[offset..<offset + length]
+            guard let text = String(validating: body, as: UTF8.self) else {
                 throw Unreadable(description: "a string is not UTF-8")
             }
+            // TOMLKit hands strings over as C strings, so a config string never has
+            // one; a program argument or a path with one would be cut short.
+            guard !body.contains(0) else { throw Unreadable(description: "a string contains a NUL character") }
             offset += length + 1
             return text
         }
