@@ -109,6 +109,17 @@ func load(text: String, file: String) throws(ConfigError) -> DaemonConfig {
     @Test func everyKindIsDocumentedAndDecodesFromAnEmptyTable() {
         let kinds = Registry.monitors.map { ("monitor", $0.kind, $0.summary) } + Registry.sinks.map { ("sink", $0.kind, $0.summary) }
         #expect(Set(kinds.map { "\($0.0) \($0.1)" }).count == kinds.count, "a kind is registered twice")
+        func isSection<M: Monitor>(_ type: M.Type) -> Bool { M.Config.self is any ConfigSection.Type }
+        func isSection<S: Sink>(_ type: S.Type) -> Bool { S.Config.self is any ConfigSection.Type }
+        // Only a ConfigSection decodes by overlay onto its defaults.
+        for m in Registry.monitors {
+            let overlays = isSection(m)
+            #expect(overlays, "\(m.kind): Config is not a ConfigSection")
+        }
+        for s in Registry.sinks {
+            let overlays = isSection(s)
+            #expect(overlays, "\(s.kind): Config is not a ConfigSection")
+        }
         for (role, kind, summary) in kinds {
             #expect(summary.count > 10 && summary.hasSuffix("."), "\(kind) lacks a one-sentence summary")
             let toml = "[[\(role)]]\nkind = \"\(kind)\"\n"
