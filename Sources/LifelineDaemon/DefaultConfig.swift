@@ -1,4 +1,4 @@
-/// The configuration the daemon runs with when there is no file (SPEC §8). A
+/// The configuration the daemon runs with when there is no file. A
 /// user file that lists any `[[monitor]]` replaces these monitors, any `[[sink]]`
 /// these sinks; other sections merge key by key.
 public enum DefaultConfig {
