@@ -1,14 +1,16 @@
 import Glibc
+import LifelineCore
 
 /// The parent's side of `TOMLParser.isolated`: runs the parsing child, reads its
 /// answer, and turns every way it can fail into a `ConfigError` naming the file.
 struct IsolatedParse {
     /// Config files are read with a 1 MiB limit; text beyond this is refused unseen.
     static let inputLimit = 4 << 20
-    static let timeout = Duration.seconds(5)
 
     let executable: String
     let arguments: [String]
+    /// A parse takes milliseconds; this only stops a child that hangs.
+    let timeout: Duration
 
     func parse(_ text: String, file: String) throws(ConfigError) -> ConfigTable {
         let bytes = Array(text.utf8)
@@ -17,23 +19,23 @@ struct IsolatedParse {
         }
         let result: ChildProcess.Result
         do {
-            result = try run(bytes, timeout: Self.timeout)
+            result = try run(bytes, timeout: timeout)
         } catch {
             throw ConfigError(file: file, line: nil, key: nil, message: "the TOML parser could not start: \(error)")
         }
-        if let signal = result.signal, !result.timedOut {
+        if result.timedOut {
+            throw ConfigError(file: file, line: nil, key: nil, message: "the TOML parser did not finish within \(DurationText.format(timeout))")
+        }
+        if result.outputTooLarge {
+            throw ConfigError(file: file, line: nil, key: nil, message: "the TOML parser's answer is too large")
+        }
+        if let signal = result.signal {
             // Parse ever shorter beginnings of the file to find the line it fails on.
             let line = crashingLine(of: text)
             throw ConfigError(
                 file: file, line: line, key: nil,
                 message: "the TOML parser failed on this \(line == nil ? "file" : "line") (it was stopped by signal \(signal), "
                     + "\(String(cString: strsignal(signal)))); look for a bracket, quote or character out of place")
-        }
-        if result.timedOut {
-            throw ConfigError(file: file, line: nil, key: nil, message: "the TOML parser did not finish within \(Self.timeout)")
-        }
-        if result.outputTooLarge {
-            throw ConfigError(file: file, line: nil, key: nil, message: "the TOML parser's answer is too large")
         }
         guard result.exitCode == 0 else {
             let why = result.errorText.split(separator: "\n").last.map { ": " + $0.prefix(200) } ?? ""
@@ -64,7 +66,7 @@ struct IsolatedParse {
         if lines.count <= 1 { return 1 }
         func crashes(_ count: Int) -> Bool? {
             let prefix = lines[0..<count].joined(separator: "\n") + "\n"
-            guard let r = try? run(Array(prefix.utf8), timeout: .seconds(1)), !r.timedOut else { return nil }
+            guard let r = try? run(Array(prefix.utf8), timeout: min(timeout, .seconds(1))), !r.timedOut, !r.outputTooLarge else { return nil }
             return r.signal != nil
         }
         // Invariant: the first `high` lines crash; the first `low - 1` do not.

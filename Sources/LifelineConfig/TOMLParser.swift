@@ -1,3 +1,4 @@
+import Glibc
 import TOMLKit
 
 /// How TOML text becomes a `ConfigTable`.
@@ -32,9 +33,11 @@ public struct TOMLParser: Sendable {
 
     /// Parses in a child process: `executable` (this program) run with `arguments`,
     /// which must lead to `TOMLParser.serveChild()`.
-    public static func isolated(executable: String = "/proc/self/exe", arguments: [String]) -> TOMLParser {
+    public static func isolated(
+        executable: String = "/proc/self/exe", arguments: [String], timeout: Duration = .seconds(5)
+    ) -> TOMLParser {
         TOMLParser { text, file throws(ConfigError) in
-            try IsolatedParse(executable: executable, arguments: arguments).parse(text, file: file)
+            try IsolatedParse(executable: executable, arguments: arguments, timeout: timeout).parse(text, file: file)
         }
     }
 
@@ -51,6 +54,10 @@ public struct TOMLParser: Sendable {
     /// The child's side: reads TOML on standard input, writes the outcome in the
     /// `ConfigWire` format on standard output. Returns the exit status.
     public static func serveChild() -> Int32 {
+        // A crash here is expected now and then and already reported by the parent:
+        // no core file, no crash collector.
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        _ = withUnsafePointer(to: &noCore) { setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), $0) }
         guard let input = ChildProcess.readAll(fd: 0, limit: IsolatedParse.inputLimit) else { return 1 }
         let text = String(decoding: input, as: UTF8.self)
         return ChildProcess.writeAll(fd: 1, ConfigWire.write(parseInProcess(text))) ? 0 : 1
