@@ -22,5 +22,5 @@ binary=.build/fuzz-config/release/lifeline-fuzz-config
 
 echo "fuzzing for ${seconds}s: $binary (crashes go to $out/crashes/)"
 # New inputs go to the first folder; the committed seeds stay as they are.
-SWIFT_BACKTRACE=enable=no "$binary" -max_total_time="$seconds" -max_len=8192 -timeout=10 -print_final_stats=1 \
+SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=fuzz/lsan.supp "$binary" -max_total_time="$seconds" -max_len=8192 -timeout=10 -print_final_stats=1 \
     -dict=fuzz/config.dict -artifact_prefix="$out/crashes/" "$out/config-corpus" fuzz/corpus/config

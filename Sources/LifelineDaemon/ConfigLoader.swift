@@ -38,15 +38,6 @@ public enum ConfigLoader {
         return try load(table: user, text: text, file: file)
     }
 
-    /// The embedded defaults, parsed once; the text is ours, so TOMLKit may read it here.
-    static let defaults: ConfigTable = {
-        do {
-            return try TOMLParser.inProcess.parse(DefaultConfig.toml, file: "(defaults)")
-        } catch {
-            fatalError("the embedded default config does not parse: \(error)")
-        }
-    }()
-
     /// Decodes a parsed file; `text` is its source, for the lines in error messages.
     public static func load(table user: ConfigTable, text: String, file: String) throws(ConfigError) -> DaemonConfig {
         let decoding = ConfigDecoding(file: file, locator: SourceLocator(text: text))
@@ -55,7 +46,7 @@ public enum ConfigLoader {
         if let unknown = user.keys.first(where: { !known.contains($0) }) {
             throw decoding.error(base: [], display: "", at: [], key: unknown, "unknown key (known: \(known.joined(separator: ", ")))")
         }
-        let merged = merge(user, over: Self.defaults)
+        let merged = merge(user, over: DefaultConfig.table)
 
         var debounce = DebounceSection()
         if let value = merged["debounce"] {

@@ -19,6 +19,18 @@ func load(text: String, file: String) throws(ConfigError) -> DaemonConfig {
         #expect(defaults.sinks.map(\.kind) == config.sinks.map(\.kind))
     }
 
+    @Test func theBuiltInDefaultTableIsTheDefaultText() throws {
+        func sorted(_ value: ConfigValue) -> ConfigValue {
+            switch value {
+            case .table(let t): .table(ConfigTable(t.entries.map { ($0.key, sorted($0.value)) }.sorted { $0.0 < $1.0 }))
+            case .array(let items): .array(items.map(sorted))
+            default: value
+            }
+        }
+        let parsed = try TOMLParser.inProcess.parse(DefaultConfig.toml, file: "(defaults)")
+        #expect(sorted(.table(parsed)) == sorted(.table(DefaultConfig.table)))
+    }
+
     @Test func sectionsMergeKeyByKey() throws {
         let config = try load(text: "[debounce]\nup = \"250ms\"\n", file: "c.toml")
         #expect(config.debounce == DebounceSettings(down: .seconds(2), up: .milliseconds(250)))
