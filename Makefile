@@ -9,7 +9,7 @@ TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin l
                 dunst xvfb imagemagick x11-utils tmux xfce4-notifyd notification-daemon
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
 
-.PHONY: run build release test bench fuzz deps test-deps clean
+.PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean
 
 run: deps release
 	.build/release/lifeline daemon
@@ -39,10 +39,16 @@ bench: release
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
 	@for script in bench/*.sh; do echo "== $$script"; bash "$$script" || exit 1; done
 
-# libFuzzer on the netlink parser (toolchain only); FUZZ_SECONDS per run.
+# libFuzzer (toolchain only) on the netlink parser and the config loader;
+# FUZZ_SECONDS per target. A crash stops it with a non-zero status.
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
 	bash fuzz/netlink.sh $(FUZZ_SECONDS)
+	bash fuzz/config.sh $(FUZZ_SECONDS)
+
+# For CI: every target for 30 s; fails on any crash.
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=30
 
 clean:
 	rm -rf .build

@@ -96,7 +96,8 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: [
-                "LifelineCore", "LifelineProtocol", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineTestKit",
+                .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ] + plugins.map { .target(name: $0.name) }
         ),
@@ -111,6 +112,8 @@ let package = Package(
             exclude: ["Resources"]  // the probe tests' check servers (Python)
         ),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
+        // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
+        .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon"], path: "fuzz/ConfigFuzz"),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }

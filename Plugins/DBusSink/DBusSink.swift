@@ -32,23 +32,16 @@ import Synchronization
 /// - `check_timeout` (duration, default `"10s"`): how long `Check()` waits for
 ///   the probe's answer before returning the current state.
 public struct DBusSink: Sink {
-    public struct Config: Codable, Sendable, Equatable {
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
         public var checkTimeout = ConfigDuration.seconds(10)
 
         enum CodingKeys: String, CodingKey {
             case checkTimeout = "check_timeout"
         }
 
-        public init(checkTimeout: ConfigDuration = .seconds(10)) {
-            self.checkTimeout = checkTimeout
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            checkTimeout = try c.decodeIfPresent(ConfigDuration.self, forKey: .checkTimeout) ?? checkTimeout
-            if checkTimeout > .seconds(120) || checkTimeout.duration <= .zero {
-                throw ConfigValueError(key: "check_timeout", "must be between 1ms and 2m, got \(checkTimeout)")
-            }
+        public func validate() throws(ConfigValueError) {
+            try require("check_timeout", checkTimeout, in: .milliseconds(1)...(.seconds(120)))
         }
     }
 

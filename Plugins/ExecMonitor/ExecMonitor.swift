@@ -27,33 +27,18 @@ import SystemPackage
 ///   request (a route change, `Check()`, "Check now" on the toast) writes the line
 ///   `check` to its standard input, and `lifeline check` waits for its next line.
 public struct ExecMonitor: Monitor {
-    public struct Config: Codable, Sendable, Equatable {
-        public var command: [String]
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
+        /// No default program: `validate()` asks for one.
+        public var command: [String] = []
         public var role: Role = .reachability
         public var checks = false
 
-        public enum Role: String, Codable, Sendable, CaseIterable {
+        public enum Role: String, ConfigChoice {
             case reachability, link
         }
 
-        public init(command: [String], role: Role = .reachability, checks: Bool = false) {
-            self.command = command
-            self.role = role
-            self.checks = checks
-        }
-
-        enum CodingKeys: String, CodingKey { case command, role, checks }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            command = try c.decodeIfPresent([String].self, forKey: .command) ?? []
-            if let text = try c.decodeIfPresent(String.self, forKey: .role) {
-                guard let r = Role(rawValue: text) else {
-                    throw ConfigValueError(key: "role", "must be \"reachability\" or \"link\", got '\(text)'")
-                }
-                role = r
-            }
-            checks = try c.decodeIfPresent(Bool.self, forKey: .checks) ?? checks
+        public func validate() throws(ConfigValueError) {
             if command.isEmpty || command[0].isEmpty {
                 throw ConfigValueError(key: "command", "must name a program: command = [\"/path/to/program\", \"arg\"]")
             }

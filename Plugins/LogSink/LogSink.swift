@@ -10,7 +10,8 @@ import LifelineProtocol
 /// - `max_size` (integer, bytes, default 1048576): rotate before the file would grow past it.
 /// - `keep` (integer, default 5): rotated files kept as `path.1` (newest) … `path.N`.
 public struct LogSink: Sink {
-    public struct Config: Codable, Sendable, Equatable {
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
         public var path: String?
         public var maxSize: Int = 1 << 20
         public var keep: Int = 5
@@ -21,20 +22,10 @@ public struct LogSink: Sink {
             case keep
         }
 
-        public init(path: String? = nil, maxSize: Int = 1 << 20, keep: Int = 5) {
-            self.path = path
-            self.maxSize = maxSize
-            self.keep = keep
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            path = try c.decodeIfPresent(String.self, forKey: .path)
-            maxSize = try c.decodeIfPresent(Int.self, forKey: .maxSize) ?? maxSize
-            keep = try c.decodeIfPresent(Int.self, forKey: .keep) ?? keep
+        public func validate() throws(ConfigValueError) {
             if let path, !path.hasPrefix("/") { throw ConfigValueError(key: "path", "must be an absolute path, got '\(path)'") }
-            if maxSize < 1024 { throw ConfigValueError(key: "max_size", "must be at least 1024 bytes, got \(maxSize)") }
-            if !(0...100).contains(keep) { throw ConfigValueError(key: "keep", "must be between 0 and 100, got \(keep)") }
+            try require("max_size", maxSize, in: 1024...(1 << 30), unit: "bytes")
+            try require("keep", keep, in: 0...100)
         }
     }
 

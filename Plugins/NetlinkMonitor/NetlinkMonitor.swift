@@ -25,11 +25,13 @@ import LifelineCore
 /// - `receive_buffer` (integer, bytes, default 0 = the kernel default): the
 ///   event socket's receive buffer. For tests that force an overflow.
 public struct NetlinkMonitor: Monitor {
-    public struct Config: Codable, Sendable, Equatable {
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
         public static let defaultIgnore = [
             "docker*", "veth*", "br-*", "virbr*", "vnet*", "lxcbr*", "cni*", "flannel*", "podman*",
         ]
         public var ignore: [String] = Self.defaultIgnore
+        /// Bytes; 0 keeps the kernel's default.
         public var receiveBuffer: Int = 0
 
         enum CodingKeys: String, CodingKey {
@@ -37,21 +39,11 @@ public struct NetlinkMonitor: Monitor {
             case receiveBuffer = "receive_buffer"
         }
 
-        public init(ignore: [String] = Self.defaultIgnore, receiveBuffer: Int = 0) {
-            self.ignore = ignore
-            self.receiveBuffer = receiveBuffer
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            ignore = try c.decodeIfPresent([String].self, forKey: .ignore) ?? ignore
-            receiveBuffer = try c.decodeIfPresent(Int.self, forKey: .receiveBuffer) ?? receiveBuffer
+        public func validate() throws(ConfigValueError) {
             if ignore.contains(where: \.isEmpty) {
                 throw ConfigValueError(key: "ignore", "patterns must not be empty")
             }
-            if !(0...(1 << 30)).contains(receiveBuffer) {
-                throw ConfigValueError(key: "receive_buffer", "must be between 0 (kernel default) and 1073741824 bytes, got \(receiveBuffer)")
-            }
+            try require("receive_buffer", receiveBuffer, in: 0...(1 << 30), unit: "bytes")
         }
     }
 

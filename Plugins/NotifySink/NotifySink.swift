@@ -16,17 +16,11 @@ import Synchronization
 /// Config keys:
 /// - `back_online` (bool, default true): show "Back online" when an outage ends.
 public struct NotifySink: Sink {
-    public struct Config: Codable, Sendable, Equatable {
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
         public var backOnline = true
 
         enum CodingKeys: String, CodingKey { case backOnline = "back_online" }
-
-        public init(backOnline: Bool = true) { self.backOnline = backOnline }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            backOnline = try c.decodeIfPresent(Bool.self, forKey: .backOnline) ?? backOnline
-        }
     }
 
     public static let kind = "libnotify"

@@ -35,8 +35,10 @@ import Synchronization
 ///   its counters); empty: the interface of the default route.
 /// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the probe.
 public struct ProbeMonitor: Monitor {
-    public struct Config: Codable, Sendable, Equatable {
-        public enum Family: String, Codable, Sendable, CaseIterable {
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
+
+        public enum Family: String, ConfigChoice {
             case any, ipv4, ipv6
         }
 
@@ -59,29 +61,7 @@ public struct ProbeMonitor: Monitor {
             case interval, timeout, failures, stall, interface, family
         }
 
-        public init() {}
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            url = try c.decodeIfPresent(String.self, forKey: .url) ?? url
-            expectStatus = try c.decodeIfPresent(Int.self, forKey: .expectStatus)
-            expectBodyPrefix = try c.decodeIfPresent(String.self, forKey: .expectBodyPrefix) ?? expectBodyPrefix
-            expectHeader = try c.decodeIfPresent(String.self, forKey: .expectHeader) ?? expectHeader
-            interval = try c.decodeIfPresent(ConfigDuration.self, forKey: .interval) ?? interval
-            timeout = try c.decodeIfPresent(ConfigDuration.self, forKey: .timeout) ?? timeout
-            failures = try c.decodeIfPresent(Int.self, forKey: .failures) ?? failures
-            stall = try c.decodeIfPresent(ConfigDuration.self, forKey: .stall) ?? stall
-            interface = try c.decodeIfPresent(String.self, forKey: .interface) ?? interface
-            if let text = try c.decodeIfPresent(String.self, forKey: .family) {
-                guard let f = Family(rawValue: text) else {
-                    throw ConfigValueError(key: "family", "must be \"any\", \"ipv4\" or \"ipv6\", got '\(text)'")
-                }
-                family = f
-            }
-            try validate()
-        }
-
-        func validate() throws {
+        public func validate() throws(ConfigValueError) {
             let lower = url.lowercased()
             guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
                 throw ConfigValueError(key: "url", "must be an http:// or https:// URL, got '\(url)'")
@@ -92,27 +72,17 @@ public struct ProbeMonitor: Monitor {
             else {
                 throw ConfigValueError(key: "url", "must name a host without spaces, got '\(url)'")
             }
-            if let s = expectStatus, !(100...599).contains(s) {
-                throw ConfigValueError(key: "expect_status", "must be an HTTP status between 100 and 599, got \(s)")
-            }
+            if let expectStatus { try require("expect_status", expectStatus, in: 100...599) }
             if !expectHeader.isEmpty {
                 let (name, value) = ProbeExpectation.split(header: expectHeader)
                 guard !name.isEmpty, !value.isEmpty, !name.contains(" ") else {
                     throw ConfigValueError(key: "expect_header", "must look like \"Name: value\", got '\(expectHeader)'")
                 }
             }
-            guard timeout >= .milliseconds(100), timeout <= .seconds(120) else {
-                throw ConfigValueError(key: "timeout", "must be between 100ms and 2m, got \(timeout)")
-            }
-            guard interval >= .seconds(1), interval <= .seconds(86400) else {
-                throw ConfigValueError(key: "interval", "must be between 1s and 1d, got \(interval)")
-            }
-            guard stall >= .seconds(1), stall <= .seconds(3600) else {
-                throw ConfigValueError(key: "stall", "must be between 1s and 1h, got \(stall)")
-            }
-            guard (1...100).contains(failures) else {
-                throw ConfigValueError(key: "failures", "must be between 1 and 100, got \(failures)")
-            }
+            try require("timeout", timeout, in: .milliseconds(100)...(.seconds(120)))
+            try require("interval", interval, in: .seconds(1)...(.seconds(86400)))
+            try require("stall", stall, in: .seconds(1)...(.seconds(3600)))
+            try require("failures", failures, in: 1...100)
             guard interface.count <= 15, !interface.contains("/"), !interface.contains(where: { $0.isWhitespace }) else {
                 throw ConfigValueError(key: "interface", "is not an interface name: '\(interface)'")
             }

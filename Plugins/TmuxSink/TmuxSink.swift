@@ -26,13 +26,14 @@ import Synchronization
 ///   `org.freedesktop.Notifications` owner is on the session bus.
 /// - `alert_duration` (duration, default `"5s"`): how long the message stays.
 public struct TmuxSink: Sink {
-    public struct Config: Codable, Sendable, Equatable {
+    public struct Config: ConfigSection, Equatable {
+        public static var defaults: Self { Self() }
         public var format: String = StatusFormat.defaultTemplate
         public var colors: Bool = true
         public var alert: AlertMode = .auto
         public var alertDuration = ConfigDuration.seconds(5)
 
-        public enum AlertMode: String, Codable, Sendable, CaseIterable {
+        public enum AlertMode: String, ConfigChoice {
             case auto, always, never
         }
 
@@ -41,28 +42,8 @@ public struct TmuxSink: Sink {
             case alertDuration = "alert_duration"
         }
 
-        public init(format: String = StatusFormat.defaultTemplate, colors: Bool = true, alert: AlertMode = .auto,
-                    alertDuration: ConfigDuration = .seconds(5)) {
-            self.format = format
-            self.colors = colors
-            self.alert = alert
-            self.alertDuration = alertDuration
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            format = try c.decodeIfPresent(String.self, forKey: .format) ?? format
-            colors = try c.decodeIfPresent(Bool.self, forKey: .colors) ?? colors
-            if let text = try c.decodeIfPresent(String.self, forKey: .alert) {
-                guard let mode = AlertMode(rawValue: text) else {
-                    throw ConfigValueError(key: "alert", "must be \"auto\", \"always\" or \"never\", got '\(text)'")
-                }
-                alert = mode
-            }
-            alertDuration = try c.decodeIfPresent(ConfigDuration.self, forKey: .alertDuration) ?? alertDuration
-            if !(ConfigDuration.milliseconds(100)...ConfigDuration.seconds(3600)).contains(alertDuration) {
-                throw ConfigValueError(key: "alert_duration", "must be between 100ms and 1h, got \(alertDuration)")
-            }
+        public func validate() throws(ConfigValueError) {
+            try require("alert_duration", alertDuration, in: .milliseconds(100)...(.seconds(3600)))
             if format.isEmpty { throw ConfigValueError(key: "format", "must not be empty (default \"{icon} {state}\")") }
             if format.utf8.count > 1024 { throw ConfigValueError(key: "format", "is longer than 1024 bytes") }
         }

@@ -2,7 +2,12 @@ import LifelineCore
 
 /// Decodes a `Decodable` config (a plugin's `Config`, `[debounce]`) from a TOML
 /// table, turning every problem into a `ConfigError` that names file, line and
-/// key, and rejecting keys the type never asked for (STYLE 3).
+/// key, and rejecting keys the type never asked for.
+///
+/// A `ConfigSection` is decoded by overlay: its `defaults` are encoded to a table,
+/// the keys the file sets replace those entries, and the type's own (compiler
+/// written) `init(from:)` reads the result. So a section lists its keys and
+/// defaults once, as properties, and a key it lacks is still an error.
 public struct ConfigDecoding: Sendable {
     public var file: String
     public var locator: SourceLocator
@@ -23,7 +28,7 @@ public struct ConfigDecoding: Sendable {
         let root = Node(value: .table(table), codingPath: [], decoding: self, base: path, display: display, log: log)
         let value: T
         do {
-            value = try T(from: root)
+            value = try root.make(T.self)
         } catch let error as ConfigError {
             throw error
         } catch let error as ConfigValueError {
@@ -40,6 +45,17 @@ public struct ConfigDecoding: Sendable {
                 "unknown key" + (knownList.isEmpty ? "" : " (known: \(knownList))"))
         }
         return value
+    }
+
+    /// The keys `type` reads at its top level, as the loader decodes it (optional
+    /// ones included), so that documentation can be checked against the code.
+    public static func keys<T: Decodable>(of type: T.Type) -> Set<String> {
+        let log = AccessLog()
+        let decoding = ConfigDecoding(file: "", locator: SourceLocator(text: ""))
+        let root = Node(value: .table(ConfigTable()), codingPath: [], decoding: decoding, base: [], display: "", log: log)
+        // A section that refuses its defaults (exec: no command) has read every key by then.
+        _ = try? root.make(T.self)
+        return log.keys(askedAt: [])
     }
 
     public func error(base: [String], display: String, at codingPath: [String], key: String?, _ message: String) -> ConfigError {
@@ -61,9 +77,8 @@ public struct ConfigDecoding: Sendable {
     }
 }
 
-/// Which keys of which tables the `Decodable` asked for.
-final class AccessLog: @unchecked Sendable {
-    // Decoding is synchronous and single-threaded; this lives for one decode call.
+/// Which keys of which tables the `Decodable` asked for; lives for one decode call.
+final class AccessLog {
     private var tables: [(path: [String], table: ConfigTable)] = []
     private var asked: [String: Set<String>] = [:]
 
@@ -73,6 +88,10 @@ final class AccessLog: @unchecked Sendable {
             asked[id] = []
             tables.append((path, table))
         }
+    }
+
+    func keys(askedAt path: [String]) -> Set<String> {
+        asked[path.joined(separator: "\u{1F}")] ?? []
     }
 
     func asked(_ key: String, at path: [String]) {
@@ -151,7 +170,8 @@ private struct Node: Decoder, SingleValueDecodingContainer {
 
     func decode(_ type: Double.Type) throws -> Double {
         switch value {
-        case .double(let d): return d
+        case .double(let d) where d.isFinite: return d
+        case .double: throw decoding.error(base: base, display: display, at: pathStrings, key: nil, "expected a finite number, found nan or inf")
         case .int(let i): return Double(i)
         default: throw mismatch("a number")
         }
@@ -180,7 +200,7 @@ private struct Node: Decoder, SingleValueDecodingContainer {
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         do {
-            return try T(from: self)
+            return try make(type)
         } catch let error as ConfigValueError {
             throw decoding.error(base: base, display: display, at: pathStrings, key: error.key.isEmpty ? nil : error.key, error.message)
         } catch let error as DecodingError {
@@ -190,6 +210,46 @@ private struct Node: Decoder, SingleValueDecodingContainer {
             }
             throw error
         }
+    }
+}
+
+extension Node {
+    /// Decodes `T` at this node, the way the config wants it: sections by overlay
+    /// onto their defaults, choices against their list of words.
+    func make<T: Decodable>(_ type: T.Type) throws -> T {
+        if let section = T.self as? any ConfigSection.Type { return try overlay(section) as! T }
+        if let choice = T.self as? any ConfigChoice.Type { return try pick(choice) as! T }
+        return try T(from: self)
+    }
+
+    private func overlay<S: ConfigSection>(_ type: S.Type) throws -> S {
+        guard case .table(let set) = value else { throw mismatch("a table") }
+        var merged: ConfigTable
+        do {
+            guard case .table(let defaults) = try ConfigEncoder.encode(S.defaults) else {
+                throw ConfigEncoder.Failure(description: "the defaults of \(S.self) do not encode as a table")
+            }
+            merged = defaults
+        } catch {
+            throw decoding.error(base: base, display: display, at: pathStrings, key: nil, "cannot read the defaults: \(error)")
+        }
+        for (key, setting) in set.entries { merged[key] = setting }
+        let section = try S(from: Node(value: .table(merged), codingPath: codingPath, decoding: decoding,
+                                       base: base, display: display, log: log))
+        do {
+            try section.validate()
+        } catch {
+            throw decoding.error(base: base, display: display, at: pathStrings, key: error.key.isEmpty ? nil : error.key, error.message)
+        }
+        return section
+    }
+
+    private func pick<C: ConfigChoice>(_ type: C.Type) throws -> C {
+        let word = try decode(String.self)
+        guard let choice = C(rawValue: word) else {
+            throw decoding.error(base: base, display: display, at: pathStrings, key: nil, "must be \(C.choices), got '\(word)'")
+        }
+        return choice
     }
 }
 
@@ -270,4 +330,15 @@ private struct Unkeyed: UnkeyedDecodingContainer {
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
     mutating func superDecoder() throws -> any Decoder { try next() }
+}
+
+extension ConfigSection {
+    /// Decodes one section from the keys of a TOML table (`"failures = 3"`), in
+    /// this process and the way the loader does: defaults, unknown keys, choices,
+    /// `validate()`. Errors name the key alone. For tests of a plugin's config.
+    public static func decode(toml: String) throws(ConfigError) -> Self {
+        let table = try TOMLParser.inProcess.parse(toml, file: "(toml)")
+        let decoding = ConfigDecoding(file: "(toml)", locator: SourceLocator(text: toml))
+        return try decoding.decode(Self.self, from: table, path: [], display: "")
+    }
 }

@@ -1,5 +1,3 @@
-import TOMLKit
-
 /// A parsed TOML document as plain Swift values, so decoding and error reporting
 /// never touch TOMLKit's C++ nodes.
 public indirect enum ConfigValue: Sendable, Equatable {
@@ -48,38 +46,5 @@ public struct ConfigTable: Sendable, Equatable {
     public static func == (a: ConfigTable, b: ConfigTable) -> Bool {
         a.entries.count == b.entries.count
             && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-    }
-}
-
-extension ConfigValue {
-    init(_ node: any TOMLValueConvertible) {
-        switch node.type {
-        case .string: self = .string(node.string ?? "")
-        case .int: self = .int(node.int ?? 0)
-        case .double: self = .double(node.double ?? 0)
-        case .bool: self = .bool(node.bool ?? false)
-        case .array: self = .array(node.array.map { $0.map { ConfigValue($0) } } ?? [])
-        case .table: self = .table(node.table.map(ConfigTable.init) ?? ConfigTable())
-        case .date: self = .other(typeName: "a date")
-        case .time: self = .other(typeName: "a time")
-        case .dateTime: self = .other(typeName: "a date-time")
-        }
-    }
-}
-
-extension ConfigTable {
-    init(_ table: TOMLTable) {
-        self.init(table.keys.compactMap { key in table[key].map { (key, ConfigValue($0)) } })
-    }
-
-    /// Parses TOML text; syntax errors carry the file, line and what was wrong.
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> ConfigTable {
-        do {
-            return ConfigTable(try TOMLTable(string: text))
-        } catch let error as TOMLParseError {
-            throw ConfigError(file: file, line: error.source.begin.line, key: nil, message: error.description)
-        } catch {
-            throw ConfigError(file: file, line: nil, key: nil, message: "\(error)")
-        }
     }
 }

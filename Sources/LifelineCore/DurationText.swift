@@ -2,29 +2,61 @@
 /// "250ms", "2m", "1h30m", "1d". A bare number is refused: the unit is the point.
 public enum DurationText {
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Problem: Sendable, Equatable {
+            case notADuration
+            /// Longer than `DurationText.limit`: refused before any arithmetic, so
+            /// "2000000000000000d" is an error message, never an overflow.
+            case tooLong
+        }
+
         public var text: String
+        public var problem: Problem
+
+        public init(text: String, problem: Problem = .notADuration) {
+            self.text = text
+            self.problem = problem
+        }
+
         public var description: String {
-            "'\(text)' is not a duration (use a number and a unit: \"250ms\", \"5s\", \"2m\", \"1h\", \"1d\")"
+            switch problem {
+            case .notADuration:
+                "'\(text)' is not a duration (use a number and a unit: \"250ms\", \"5s\", \"2m\", \"1h\", \"1d\")"
+            case .tooLong:
+                "'\(text)' is too long a duration (at most \(DurationText.format(DurationText.limit)))"
+            }
         }
     }
 
-    private static let units: [(suffix: String, attoseconds: Duration)] = [
-        ("ms", .milliseconds(1)), ("us", .microseconds(1)), ("µs", .microseconds(1)),
-        ("s", .seconds(1)), ("m", .seconds(60)), ("h", .seconds(3600)), ("d", .seconds(86400)),
+    /// The longest duration anyone writes (100 years). Every caller gets at most
+    /// this, so adding a duration to a timestamp in microseconds cannot overflow.
+    public static let limit = Duration.seconds(limitSeconds)
+    private static let limitSeconds: Int64 = 100 * 365 * 86400
+
+    private static let units: [(suffix: String, seconds: Double, size: Duration)] = [
+        ("ms", 1e-3, .milliseconds(1)), ("us", 1e-6, .microseconds(1)), ("µs", 1e-6, .microseconds(1)),
+        ("s", 1, .seconds(1)), ("m", 60, .seconds(60)), ("h", 3600, .seconds(3600)), ("d", 86400, .seconds(86400)),
     ]
 
     public static func parse(_ text: String) throws(ParseError) -> Duration {
         var rest = Substring(text.trimmingSpaces())
         guard !rest.isEmpty else { throw ParseError(text: text) }
         var total = Duration.zero
+        var secondsSoFar = 0.0
         while !rest.isEmpty {
             let digits = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
-            guard !digits.isEmpty, let value = Double(digits), value.isFinite else { throw ParseError(text: text) }
+            guard !digits.isEmpty, let value = Double(digits) else { throw ParseError(text: text) }
             rest = rest.dropFirst(digits.count)
             guard let unit = units.first(where: { rest.hasPrefix($0.suffix) }) else { throw ParseError(text: text) }
             rest = rest.dropFirst(unit.suffix.count)
-            total += unit.attoseconds * value
-            guard total < .seconds(100 * 365 * 86400) else { throw ParseError(text: text) }
+            // Checked in floating point first: `Duration * Double` traps when the
+            // product does not fit, and a config file must never crash the daemon.
+            let seconds = value * unit.seconds
+            guard seconds.isFinite, secondsSoFar + seconds <= Double(limitSeconds) else {
+                throw ParseError(text: text, problem: .tooLong)
+            }
+            secondsSoFar += seconds
+            // Whole numbers exactly ("36500d" is the limit, not a rounding past it).
+            total += value.rounded(.towardZero) == value ? unit.size * Int64(value) : unit.size * value
         }
         return total
     }

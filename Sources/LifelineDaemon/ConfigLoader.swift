@@ -1,36 +1,52 @@
 import LifelineConfig
 import LifelineCore
 
-/// Reads a config file, merges it over the embedded defaults (SPEC §8) and
-/// decodes every section and plugin through the registry.
+/// Reads a config file, merges it over the embedded defaults and decodes every
+/// section and plugin through the registry.
+///
+/// The TOML text is parsed by `parser`: by default in a child process, so that no
+/// file can take the daemon or the CLI down (see `TOMLParser`); tests pass
+/// `.inProcess`. Everything after the parse runs here, on plain values.
 public enum ConfigLoader {
+    /// How this program is run to parse TOML in a child: `lifeline-cli config
+    /// parse-toml` (hidden), which calls `TOMLParser.serveChild()`.
+    public static let parserArguments = ["config", "parse-toml"]
+    public static let isolatedParser = TOMLParser.isolated(arguments: parserArguments)
+
     /// Loads `explicitPath`, or the user's config file if it exists, or the defaults.
-    public static func load(explicitPath: String?, paths: Paths) throws(ConfigError) -> DaemonConfig {
-        if let explicitPath { return try load(file: explicitPath) }
-        if Files.exists(paths.configFile) { return try load(file: paths.configFile) }
-        return try load(text: "", file: "(defaults)")
+    public static func load(
+        explicitPath: String?, paths: Paths, parser: TOMLParser = isolatedParser
+    ) throws(ConfigError) -> DaemonConfig {
+        if let explicitPath { return try load(file: explicitPath, parser: parser) }
+        if Files.exists(paths.configFile) { return try load(file: paths.configFile, parser: parser) }
+        return try load(text: "", file: "(defaults)", parser: parser)
     }
 
-    public static func load(file: String) throws(ConfigError) -> DaemonConfig {
+    public static func load(file: String, parser: TOMLParser = isolatedParser) throws(ConfigError) -> DaemonConfig {
         let text: String
         do {
             text = try Files.readText(file, limit: 1 << 20)
         } catch {
             throw ConfigError(file: file, line: nil, key: nil, message: error.isNotFound ? "no such file" : "\(error)")
         }
-        return try load(text: text, file: file)
+        return try load(text: text, file: file, parser: parser)
     }
 
-    public static func load(text: String, file: String) throws(ConfigError) -> DaemonConfig {
-        let user = try ConfigTable.parse(text, file: file)
-        let defaults = try! ConfigTable.parse(DefaultConfig.toml, file: "(defaults)")
+    public static func load(text: String, file: String, parser: TOMLParser = isolatedParser) throws(ConfigError) -> DaemonConfig {
+        // Nothing to parse: no child process for the common case of no config file.
+        let user = text.allSatisfy(\.isWhitespace) ? ConfigTable() : try parser.parse(text, file: file)
+        return try load(table: user, text: text, file: file)
+    }
+
+    /// Decodes a parsed file; `text` is its source, for the lines in error messages.
+    public static func load(table user: ConfigTable, text: String, file: String) throws(ConfigError) -> DaemonConfig {
         let decoding = ConfigDecoding(file: file, locator: SourceLocator(text: text))
 
         let known = ["debounce", "monitor", "sink"]
         if let unknown = user.keys.first(where: { !known.contains($0) }) {
             throw decoding.error(base: [], display: "", at: [], key: unknown, "unknown key (known: \(known.joined(separator: ", ")))")
         }
-        let merged = merge(user, over: defaults)
+        let merged = merge(user, over: DefaultConfig.table)
 
         var debounce = DebounceSection()
         if let value = merged["debounce"] {

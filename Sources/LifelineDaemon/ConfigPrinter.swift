@@ -1,7 +1,6 @@
 import LifelineConfig
 import LifelineCore
 import LifelineProtocol
-import TOMLKit
 
 /// `lifeline config show`: the effective configuration, defaults filled in, as
 /// TOML that `lifeline config check` accepts again.
@@ -13,9 +12,9 @@ public enum ConfigPrinter {
         out += "up = \"\(DurationText.format(config.debounce.up))\"\n"
         for plugin in config.monitors + config.sinks {
             out += "\n[[\(plugin.role.rawValue)]]\n"
-            out += "kind = \(JSONText.quote(plugin.kind))\n"
-            let body = try TOMLEncoder().encode(plugin.config).convert()
-            out += body.isEmpty || body.hasSuffix("\n") ? body : body + "\n"
+            out += "kind = \(TOMLText.quote(plugin.kind))\n"
+            guard case .table(let keys) = try ConfigEncoder.encode(plugin.config) else { continue }
+            out += TOMLText.lines(keys)
         }
         return out
     }

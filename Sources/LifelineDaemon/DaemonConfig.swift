@@ -10,20 +10,15 @@ public struct DaemonConfig: Sendable {
     public var sinks: [ConfiguredPlugin]
 }
 
-/// `[debounce]` as written in the file.
-struct DebounceSection: Codable, Sendable {
+/// `[debounce]` as written in the file. Zero windows are allowed: "publish at once".
+struct DebounceSection: ConfigSection {
+    static var defaults: Self { Self() }
     var down = ConfigDuration.seconds(2)
     var up = ConfigDuration.seconds(1)
 
-    init() {}
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        down = try c.decodeIfPresent(ConfigDuration.self, forKey: .down) ?? down
-        up = try c.decodeIfPresent(ConfigDuration.self, forKey: .up) ?? up
-        let limit = ConfigDuration.seconds(3600)
-        if down > limit { throw ConfigValueError(key: "down", "must be at most 1h, got \(down)") }
-        if up > limit { throw ConfigValueError(key: "up", "must be at most 1h, got \(up)") }
+    func validate() throws(ConfigValueError) {
+        try require("down", down, in: .seconds(0)...(.seconds(3600)))
+        try require("up", up, in: .seconds(0)...(.seconds(3600)))
     }
 
     var settings: DebounceSettings { DebounceSettings(down: down.duration, up: up.duration) }

@@ -1,4 +1,6 @@
-/// The configuration the daemon runs with when there is no file (SPEC §8). A
+import LifelineConfig
+
+/// The configuration the daemon runs with when there is no file. A
 /// user file that lists any `[[monitor]]` replaces these monitors, any `[[sink]]`
 /// these sinks; other sections merge key by key.
 public enum DefaultConfig {
@@ -25,4 +27,18 @@ public enum DefaultConfig {
         [[sink]]
         kind = "tmux"
         """
+
+    /// The same, as the loader reads it. Built here rather than parsed, so the
+    /// daemon never runs the TOML parser in its own process (it can abort, see
+    /// `TOMLParser`); a test checks that it matches `toml`.
+    public static let table: ConfigTable = {
+        func kinds(_ names: String...) -> ConfigValue {
+            .array(names.map { .table(ConfigTable([("kind", .string($0))])) })
+        }
+        return ConfigTable([
+            ("debounce", .table(ConfigTable([("down", .string("2s")), ("up", .string("1s"))]))),
+            ("monitor", kinds("netlink", "probe")),
+            ("sink", kinds("log", "dbus", "libnotify", "tmux")),
+        ])
+    }()
 }

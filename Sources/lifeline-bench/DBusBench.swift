@@ -19,13 +19,13 @@ enum DBusBench {
         let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero), logger: logger)
         let context = PluginContext(name: "sink dbus", logger: logger, paths: .fromEnvironment(), control: bus)
         do {
-            try await DBusSink.prepare(config: .init(), context: context)
+            try await DBusSink.prepare(config: .defaults, context: context)
         } catch {
             print("cannot serve on the session bus: \(error)")
             exit(1)
         }
         let mailbox = bus.attachSink(policy: DBusSink.delivery)
-        let sink = try! DBusSink(config: .init(), context: context)
+        let sink = try! DBusSink(config: .defaults, context: context)
         Task { try await sink.run(updates: SinkUpdates(mailbox)) }
 
         // A checker answering every check at once, like a probe of a local server.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LifelineConfig
 import LifelineCore
 import LifelineDaemon
 
@@ -6,7 +7,7 @@ struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Validate or print the configuration.",
-        subcommands: [Check.self, Show.self]
+        subcommands: [Check.self, Show.self, ParseTOML.self]
     )
 
     struct Check: ParsableCommand {
@@ -43,6 +44,20 @@ struct ConfigCommand: ParsableCommand {
                 printError("\(error)")
                 throw ExitCode(2)
             }
+        }
+    }
+
+    /// The child that parses TOML for the daemon and the CLI, so that a file that
+    /// crashes the parser crashes only this child (see `TOMLParser`). Not for people.
+    struct ParseTOML: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: ConfigLoader.parserArguments[1],
+            abstract: "Parse TOML from standard input for the daemon (internal).",
+            shouldDisplay: false)
+
+        func run() throws {
+            let code = TOMLParser.serveChild()
+            if code != 0 { throw ExitCode(code) }
         }
     }
 }

@@ -3,7 +3,7 @@ import LifelineCore
 import LifelineDaemon
 import Testing
 
-/// Bad configs must be refused with an error naming file, line and key (SPEC §8, STYLE 3).
+/// Bad configs must be refused with an error naming file, line and key.
 @Suite struct ConfigErrorTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String
@@ -69,7 +69,37 @@ import Testing
             [[sink]]
             kind = "log"
             max_size = 10
-            """, line: 3, key: "sink #1 (log).max_size", message: "must be at least 1024 bytes, got 10"),
+            """, line: 3, key: "sink #1 (log).max_size", message: "must be between 1024 and 1073741824 bytes, got 10"),
+        Case(name: "a duration too long to compute", toml: """
+            [debounce]
+            down = "2000000000000000d"
+            """, line: 2, key: "debounce.down", message: "'2000000000000000d' is too long a duration (at most 36500d)"),
+        Case(name: "a plugin duration beyond Int128", toml: """
+            [[monitor]]
+            kind = "probe"
+
+            timeout = "170141183460469231732s"
+            """, line: 4, key: "monitor #1 (probe).timeout",
+            message: "'170141183460469231732s' is too long a duration (at most 36500d)"),
+        Case(name: "a debounce window over its range", toml: """
+            [debounce]
+            up = "2h"
+            """, line: 2, key: "debounce.up", message: "must be between 0s and 1h, got 2h"),
+        Case(name: "an integer too large for any setting", toml: """
+            [[sink]]
+            kind = "log"
+            keep = 9223372036854775807
+            """, line: 3, key: "sink #1 (log).keep", message: "must be between 0 and 100, got 9223372036854775807"),
+        Case(name: "a word not among the choices", toml: """
+            [[monitor]]
+            kind = "probe"
+            family = "ipx"
+            """, line: 3, key: "monitor #1 (probe).family", message: "must be \"any\", \"ipv4\" or \"ipv6\", got 'ipx'"),
+        Case(name: "a plugin written as a value", toml: """
+            [[sink]]
+            kind = "tmux"
+            alert_duration = ["5s"]
+            """, line: 3, key: "sink #1 (tmux).alert_duration", message: "expected a string, found an array"),
         Case(name: "exec monitor without command", toml: """
             [[monitor]]
             kind = "exec"
@@ -103,7 +133,7 @@ import Testing
     @Test(arguments: cases)
     func badConfigIsRefusedWithFileLineAndKey(_ c: Case) {
         do {
-            _ = try ConfigLoader.load(text: c.toml, file: "/home/u/.config/lifeline/config.toml")
+            _ = try ConfigLoader.load(text: c.toml, file: "/home/u/.config/lifeline/config.toml", parser: .inProcess)
             Issue.record("accepted a bad config: \(c.name)")
         } catch {
             #expect(error.file == "/home/u/.config/lifeline/config.toml")
@@ -117,8 +147,8 @@ import Testing
     }
 
     @Test func missingFileIsAClearError() {
-        #expect(throws: ConfigError.self) { try ConfigLoader.load(file: "/nonexistent/lifeline.toml") }
-        do { _ = try ConfigLoader.load(file: "/nonexistent/lifeline.toml") } catch {
+        #expect(throws: ConfigError.self) { try ConfigLoader.load(file: "/nonexistent/lifeline.toml", parser: .inProcess) }
+        do { _ = try ConfigLoader.load(file: "/nonexistent/lifeline.toml", parser: .inProcess) } catch {
             #expect(error.description == "/nonexistent/lifeline.toml: no such file")
         }
     }

@@ -3,26 +3,44 @@ import LifelineCore
 import LifelineDaemon
 import Testing
 
+/// The loader as the daemon runs it, with TOMLKit in this process (the daemon
+/// parses in a child; that path is tested on the real binary).
+func load(text: String, file: String) throws(ConfigError) -> DaemonConfig {
+    try ConfigLoader.load(text: text, file: file, parser: .inProcess)
+}
+
 @Suite struct ConfigLoadingTests {
     @Test func noFileRunsTheEmbeddedDefaults() throws {
-        let config = try ConfigLoader.load(text: "", file: "(defaults)")
+        let config = try load(text: "", file: "(defaults)")
         #expect(config.debounce == DebounceSettings(down: .seconds(2), up: .seconds(1)))
         #expect(config.sinks.map(\.kind).contains("log"))
-        let defaults = try ConfigLoader.load(text: DefaultConfig.toml, file: "(defaults)")
+        let defaults = try load(text: DefaultConfig.toml, file: "(defaults)")
         #expect(defaults.monitors.map(\.kind) == config.monitors.map(\.kind))
         #expect(defaults.sinks.map(\.kind) == config.sinks.map(\.kind))
     }
 
+    @Test func theBuiltInDefaultTableIsTheDefaultText() throws {
+        func sorted(_ value: ConfigValue) -> ConfigValue {
+            switch value {
+            case .table(let t): .table(ConfigTable(t.entries.map { ($0.key, sorted($0.value)) }.sorted { $0.0 < $1.0 }))
+            case .array(let items): .array(items.map(sorted))
+            default: value
+            }
+        }
+        let parsed = try TOMLParser.inProcess.parse(DefaultConfig.toml, file: "(defaults)")
+        #expect(sorted(.table(parsed)) == sorted(.table(DefaultConfig.table)))
+    }
+
     @Test func sectionsMergeKeyByKey() throws {
-        let config = try ConfigLoader.load(text: "[debounce]\nup = \"250ms\"\n", file: "c.toml")
+        let config = try load(text: "[debounce]\nup = \"250ms\"\n", file: "c.toml")
         #expect(config.debounce == DebounceSettings(down: .seconds(2), up: .milliseconds(250)))
         // No [[sink]] in the file: the default sinks stay.
-        let defaults = try ConfigLoader.load(text: "", file: "(defaults)")
+        let defaults = try load(text: "", file: "(defaults)")
         #expect(config.sinks.map(\.kind) == defaults.sinks.map(\.kind))
     }
 
     @Test func listingAnySinkReplacesTheDefaultSinks() throws {
-        let config = try ConfigLoader.load(text: """
+        let config = try load(text: """
             [[sink]]
             kind = "log"
             path = "/tmp/only.jsonl"
@@ -32,7 +50,7 @@ import Testing
     }
 
     @Test func listingAnyMonitorReplacesTheDefaultMonitors() throws {
-        let config = try ConfigLoader.load(text: """
+        let config = try load(text: """
             [[monitor]]
             kind = "exec"
             command = ["/usr/bin/my-monitor", "--json"]
@@ -42,7 +60,7 @@ import Testing
     }
 
     @Test func showPrintsAConfigThatLoadsBackTheSame() throws {
-        let original = try ConfigLoader.load(text: """
+        let original = try load(text: """
             [debounce]
             down = "1m30s"
 
@@ -55,7 +73,7 @@ import Testing
             keep = 3
             """, file: "c.toml")
         let shown = try ConfigPrinter.toml(original)
-        let again = try ConfigLoader.load(text: shown, file: "shown.toml")
+        let again = try load(text: shown, file: "shown.toml")
         #expect(again.debounce == original.debounce)
         #expect(again.monitors.map(\.kind) == original.monitors.map(\.kind))
         #expect(again.sinks.map(\.kind) == original.sinks.map(\.kind))
@@ -64,14 +82,30 @@ import Testing
         #expect(shown.contains("keep = 3"))
     }
 
+    @Test func durationsTooLongAreRefusedBeforeAnyArithmetic() throws {
+        #expect(try DurationText.parse("36500d") == .seconds(36500 * 86400))
+        let huge = ["2000000000000000d", "170141183460469231732s", "36500d1s", "20000d20000d",
+                    String(repeating: "9", count: 400) + "s", "99999999999999999999999999999999999999999h"]
+        for text in huge {
+            #expect(throws: DurationText.ParseError(text: text, problem: .tooLong), "\(text)") { try DurationText.parse(text) }
+        }
+        #expect(DurationText.ParseError(text: "9e99d", problem: .tooLong).description
+                == "'9e99d' is too long a duration (at most 36500d)")
+    }
+
+    @Test func zeroDebounceWindowsStayLegal() throws {
+        let config = try load(text: "[debounce]\ndown = \"0s\"\nup = \"0ms\"\n", file: "c.toml")
+        #expect(config.debounce == DebounceSettings(down: .zero, up: .zero))
+    }
+
     @Test func durationsAcceptTheSpecForms() throws {
         #expect(try DurationText.parse("5s") == .seconds(5))
         #expect(try DurationText.parse("250ms") == .milliseconds(250))
         #expect(try DurationText.parse("2m") == .seconds(120))
         #expect(try DurationText.parse("1h30m") == .seconds(5400))
         #expect(try DurationText.parse("1.5s") == .milliseconds(1500))
-        for bad in ["", "5", "s", "5 parsecs", "-1s", "5sec", "1e9s"] {
-            #expect(throws: DurationText.ParseError.self, "\(bad)") { try DurationText.parse(bad) }
+        for bad in ["", "5", "s", "5 parsecs", "-1s", "5sec", "1e9s", "1.2.3s"] {
+            #expect(throws: DurationText.ParseError(text: bad), "\(bad)") { try DurationText.parse(bad) }
         }
         #expect(DurationText.format(.milliseconds(1500)) == "1500ms")
         #expect(DurationText.format(.seconds(90)) == "1m30s")
@@ -79,19 +113,30 @@ import Testing
     }
 }
 
-/// STYLE 5: every registered kind documents itself and decodes from an empty
-/// table (or, for a key it cannot do without, says exactly which).
+/// Every registered kind documents itself and decodes from an empty table (or,
+/// for a key it cannot do without, says exactly which).
 @Suite struct SchemaSelfTest {
     static let requiredKeys: [String: String] = ["exec": "command"]
 
     @Test func everyKindIsDocumentedAndDecodesFromAnEmptyTable() {
         let kinds = Registry.monitors.map { ("monitor", $0.kind, $0.summary) } + Registry.sinks.map { ("sink", $0.kind, $0.summary) }
         #expect(Set(kinds.map { "\($0.0) \($0.1)" }).count == kinds.count, "a kind is registered twice")
+        func isSection<M: Monitor>(_ type: M.Type) -> Bool { M.Config.self is any ConfigSection.Type }
+        func isSection<S: Sink>(_ type: S.Type) -> Bool { S.Config.self is any ConfigSection.Type }
+        // Only a ConfigSection decodes by overlay onto its defaults.
+        for m in Registry.monitors {
+            let overlays = isSection(m)
+            #expect(overlays, "\(m.kind): Config is not a ConfigSection")
+        }
+        for s in Registry.sinks {
+            let overlays = isSection(s)
+            #expect(overlays, "\(s.kind): Config is not a ConfigSection")
+        }
         for (role, kind, summary) in kinds {
             #expect(summary.count > 10 && summary.hasSuffix("."), "\(kind) lacks a one-sentence summary")
             let toml = "[[\(role)]]\nkind = \"\(kind)\"\n"
             do {
-                _ = try ConfigLoader.load(text: toml, file: "t.toml")
+                _ = try load(text: toml, file: "t.toml")
                 #expect(Self.requiredKeys[kind] == nil, "\(kind) should require \(Self.requiredKeys[kind] ?? "")")
             } catch {
                 let required = Self.requiredKeys[kind]

@@ -25,7 +25,9 @@ import Testing
         for fifo in fifos { #expect(mkfifo(fifo, 0o600) == 0) }
         let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .milliseconds(20), up: .milliseconds(20)))
         let logs = try fifos.map { fifo in
-            let sink = try LogSink(config: LogSink.Config(path: fifo), context: context())
+            var config = LogSink.Config.defaults
+            config.path = fifo
+            let sink = try LogSink(config: config, context: context())
             let mailbox = bus.attachSink(policy: LogSink.delivery)
             return Task { try await sink.run(updates: SinkUpdates(mailbox)) }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineConfig
 import LifelineCore
 import Testing
 
@@ -98,12 +99,12 @@ import Testing
 }
 
 @Suite struct ProbeConfigTests {
-    func decode(_ json: String) throws -> ProbeMonitor.Config {
-        try JSONDecoder().decode(ProbeMonitor.Config.self, from: Data(json.utf8))
+    func decode(_ toml: String) throws -> ProbeMonitor.Config {
+        try ProbeMonitor.Config.decode(toml: toml)
     }
 
     @Test func emptyTableGivesTheSpecDefaults() throws {
-        let c = try decode("{}")
+        let c = try decode("")
         #expect(c.url == "http://nmcheck.gnome.org/check_network_status.txt")
         #expect(c.expectBodyPrefix == "NetworkManager is online")
         #expect(c.expectStatus == nil && c.expectHeader == "")
@@ -112,23 +113,23 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"url": "ftp://example.org/x"}"#, "url"),
-        (#"{"url": "file:///etc/passwd"}"#, "url"),
-        (#"{"url": "http:///nohost"}"#, "url"),
-        (#"{"timeout": "0s"}"#, "timeout"),
-        (#"{"interval": "100ms"}"#, "interval"),
-        (#"{"failures": 0}"#, "failures"),
-        (#"{"family": "ipx"}"#, "family"),
-        (#"{"expect_status": 42}"#, "expect_status"),
-        (#"{"expect_header": "online"}"#, "expect_header"),
-        (#"{"interface": "../../etc"}"#, "interface"),
+        (#"url = "ftp://example.org/x""#, "url"),
+        (#"url = "file:///etc/passwd""#, "url"),
+        (#"url = "http:///nohost""#, "url"),
+        (#"timeout = "0s""#, "timeout"),
+        (#"interval = "100ms""#, "interval"),
+        (#"failures = 0"#, "failures"),
+        (#"family = "ipx""#, "family"),
+        (#"expect_status = 42"#, "expect_status"),
+        (#"expect_header = "online""#, "expect_header"),
+        (#"interface = "../../etc""#, "interface"),
     ])
-    func invalidValuesNameTheirKey(json: String, key: String) {
-        #expect { try decode(json) } throws: { ($0 as? ConfigValueError)?.key == key }
+    func invalidValuesNameTheirKey(toml: String, key: String) {
+        #expect { try decode(toml) } throws: { ($0 as? ConfigError)?.key == key }
     }
 
     @Test func httpsAndHeaderFormAreAccepted() throws {
-        let c = try decode(#"{"url": "https://check.example/x", "expect_header": "X-NetworkManager-Status: online", "family": "ipv6"}"#)
+        let c = try decode(#"url = "https://check.example/x"\#nexpect_header = "X-NetworkManager-Status: online"\#nfamily = "ipv6""#)
         #expect(c.family == .ipv6)
     }
 }

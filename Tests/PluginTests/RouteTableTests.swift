@@ -1,4 +1,5 @@
 import Foundation
+import LifelineConfig
 import LifelineCore
 import Testing
 @testable import NetlinkMonitor
@@ -232,17 +233,15 @@ import Testing
 
 @Suite struct NetlinkConfigTests {
     @Test func decodesFromAnEmptyTableWithDefaults() throws {
-        let c = try JSONDecoder().decode(NetlinkMonitor.Config.self, from: Data("{}".utf8))
+        let c = try NetlinkMonitor.Config.decode(toml: "")
         #expect(c == NetlinkMonitor.Config())
         #expect(c.ignore.contains("docker*") && c.receiveBuffer == 0)
     }
 
     @Test func rejectsBadValues() {
-        #expect(throws: ConfigValueError.self) {
-            try JSONDecoder().decode(NetlinkMonitor.Config.self, from: Data(#"{"receive_buffer": -1}"#.utf8))
+        #expect { try NetlinkMonitor.Config.decode(toml: "receive_buffer = -1") } throws: {
+            ($0 as? ConfigError)?.key == "receive_buffer"
         }
-        #expect(throws: ConfigValueError.self) {
-            try JSONDecoder().decode(NetlinkMonitor.Config.self, from: Data(#"{"ignore": [""]}"#.utf8))
-        }
+        #expect { try NetlinkMonitor.Config.decode(toml: #"ignore = [""]"#) } throws: { ($0 as? ConfigError)?.key == "ignore" }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineConfig
 @testable import LifelineCore
 import Testing
 import Logging
@@ -69,13 +70,13 @@ struct TmuxServersTests {
 
 struct TmuxConfigTests {
     @Test func decodesFromNothingAndRejectsBadValues() throws {
-        let empty = try JSONDecoder().decode(TmuxSink.Config.self, from: Data("{}".utf8))
+        let empty = try TmuxSink.Config.decode(toml: "")
         #expect(empty == TmuxSink.Config())
         #expect(empty.format == "{icon} {state}" && empty.colors && empty.alert == .auto)
-        let set = try JSONDecoder().decode(TmuxSink.Config.self, from: Data(#"{"format":"{state}","colors":false,"alert":"never","alert_duration":"2s"}"#.utf8))
+        let set = try TmuxSink.Config.decode(toml: #"format = "{state}"\#ncolors = false\#nalert = "never"\#nalert_duration = "2s""#)
         #expect(set == TmuxSink.Config(format: "{state}", colors: false, alert: .never, alertDuration: .seconds(2)))
-        for bad in [#"{"alert":"sometimes"}"#, #"{"format":""}"#, #"{"alert_duration":"10ms"}"#] {
-            #expect(throws: (any Error).self, "\(bad)") { try JSONDecoder().decode(TmuxSink.Config.self, from: Data(bad.utf8)) }
+        for (bad, key) in [(#"alert = "sometimes""#, "alert"), (#"format = """#, "format"), (#"alert_duration = "10ms""#, "alert_duration")] {
+            #expect("\(bad)") { try TmuxSink.Config.decode(toml: bad) } throws: { ($0 as? ConfigError)?.key == key }
         }
     }
 }
