@@ -5,24 +5,26 @@ import Synchronization
 /// `tmux` sink: pushes the state to every tmux server of the user by setting the
 /// global user option `@lifeline`, so `#{@lifeline}` in `status-right` changes the
 /// moment the state does (tmux redraws attached clients at once), with no `#()`
-/// and no polling of tmux (SPEC §5).
+/// and no polling of tmux.
 ///
 /// Servers are the sockets in `${TMUX_TMPDIR:-/tmp}/tmux-$UID/`. The folder is
 /// re-read every second, so a server started later gets the value within a
 /// second; a socket with no server behind it is skipped quietly. No tmux
 /// installed, or no server: nothing to do, nothing logged but once.
 ///
-/// When no notification server is on the session bus, an outage is also
-/// announced once with `display-message` on every attached client.
+/// When no notification server is on the session bus (as the notification sink
+/// sees it; no notification sink counts as none), an outage is also announced
+/// once with `display-message` on every attached client.
 ///
 /// Config keys:
 /// - `format` (string, default `"{icon} {state}"`): the `status --format`
-///   template; tmux styles in it (`#[bold]`) are kept, field values are shown literally.
+///   template; tmux styles in it (`#[bold]`) are kept, field values are shown
+///   literally. `{duration}` is shown to the minute and refreshed once a minute.
 /// - `colors` (bool, default true): wrap the text in `#[fg=…]` by state (green
 ///   online, yellow portal, orange limited, red offline).
 /// - `alert` (`"auto"`, `"always"` or `"never"`, default `"auto"`): the
-///   `display-message` fallback; `auto` shows it only when no
-///   `org.freedesktop.Notifications` owner is on the session bus.
+///   `display-message` fallback; `auto` shows it only when no notification
+///   server will show the toast.
 /// - `alert_duration` (duration, default `"5s"`): how long the message stays.
 public struct TmuxSink: Sink {
     public struct Config: Codable, Sendable, Equatable {
@@ -77,20 +79,17 @@ public struct TmuxSink: Sink {
     var rescanInterval: Duration = .seconds(1)
     var runner = CommandRunner()
     var tmux = "tmux"
-    var dbusSend = "dbus-send"
 
     public init(config: Config, context: PluginContext) throws {
         self.init(config: config, context: context, socketDirectory: TmuxServers.directory())
     }
 
-    /// For tests: another socket folder and stand-ins for tmux and dbus-send.
-    init(config: Config, context: PluginContext, socketDirectory: String, tmux: String = "tmux",
-         dbusSend: String = "dbus-send") {
+    /// For tests: another socket folder and a stand-in for tmux.
+    init(config: Config, context: PluginContext, socketDirectory: String, tmux: String = "tmux") {
         self.config = config
         self.context = context
         self.socketDirectory = socketDirectory
         self.tmux = tmux
-        self.dbusSend = dbusSend
     }
 
     public func run(updates: SinkUpdates) async throws {
@@ -111,10 +110,17 @@ public struct TmuxSink: Sink {
                 while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
             }
             var pusher = Pusher(sink: self)
+            // Wakes the loop when `{duration}` next changes; replaced after every turn.
+            var refresh: Task<Void, Never>?
             for await _ in wakes {
                 let update = latest.take()
                 await pusher.step(update)
+                refresh?.cancel()
+                refresh = pusher.refreshDelay().map { delay in
+                    Task { if (try? await Task.sleep(for: delay)) != nil { wake.yield() } }
+                }
             }
+            refresh?.cancel()
             group.cancelAll()
         }
         // The daemon is stopping (or reloading, and the next sink sets it again at
@@ -148,6 +154,11 @@ final class LatestUpdate: Sendable {
 /// The sink's state between steps: what was pushed where.
 struct Pusher {
     let sink: TmuxSink
+    /// Wall-clock time in µs since the epoch; tests set the time.
+    var now: @Sendable () -> Int64 = { WallClock.micros() }
+    /// The newest state; the text is rendered from it again on every step, so
+    /// `{duration}` moves on without a new update.
+    var event: StateEvent?
     /// The value every server should show; nil until the first update.
     var text: String?
     /// Per server: failed attempts with `text` so far, or `Int.max` once it has it.
@@ -175,9 +186,9 @@ struct Pusher {
     /// costs no process, and tried again on the next rescan.
     mutating func step(_ update: Update?) async {
         let sockets = TmuxServers.scan(sink.socketDirectory)
-        if let update {
-            let next = TmuxText.status(update.event, template: sink.config.format, colors: sink.config.colors,
-                                       now: WallClock.micros())
+        if let update { event = update.event }
+        if let event {
+            let next = TmuxText.status(event, template: sink.config.format, colors: sink.config.colors, now: now())
             if next != text {
                 text = next
                 served = [:]
@@ -190,6 +201,23 @@ struct Pusher {
             if !targets.isEmpty { await push(text, to: targets) }
         }
         if let update { await alertIfNeeded(update, sockets: sockets) }
+    }
+
+    /// How long until `{duration}` shows another minute; nil when the template
+    /// has no `{duration}` (then nothing but a change of state moves the text).
+    /// At most a minute, so a jump of the wall clock is caught up within one.
+    func refreshDelay() -> Duration? {
+        guard sink.config.format.contains("{duration}"), let since = event?.since else { return nil }
+        let minute: Int64 = 60_000_000
+        let now = now()
+        let elapsed = StatusFormat.elapsed(since: since, now: now).microseconds
+        // The next whole minute since `since`; a `since` in the future reads as 0 until then.
+        let (nextMinute, overflow) = (elapsed / minute + 1).multipliedReportingOverflow(by: minute)
+        let (due, late) = since.addingReportingOverflow(nextMinute)
+        guard !overflow, !late else { return .seconds(60) }
+        let (delay, wrapped) = due.subtractingReportingOverflow(now)
+        guard !wrapped else { return .seconds(60) }
+        return .microseconds(min(max(delay, 0), minute))
     }
 
     private mutating func push(_ text: String, to targets: [TmuxSocket]) async {
@@ -237,9 +265,9 @@ struct Pusher {
     private mutating func alertIfNeeded(_ update: Update, sockets: [TmuxSocket]) async {
         guard sink.config.alert != .never, update.isTransition, update.event.state.isDegraded,
               let outage = update.outage, !outage.isOver, outage.id != lastAlertedOutage,
-              !update.isMuted(at: WallClock.micros()), !sockets.isEmpty
+              !update.isMuted(at: now()), !sockets.isEmpty
         else { return }
-        if sink.config.alert == .auto, await notificationServerPresent() {
+        if sink.config.alert == .auto, update.notificationServerPresent == true {
             lastAlertedOutage = outage.id  // the toast has this outage
             return
         }
@@ -266,17 +294,5 @@ struct Pusher {
             }
         }
         sink.context.logger.info("outage \(outage.id): display-message on tmux clients (no notification server)")
-    }
-
-    /// Whether `org.freedesktop.Notifications` has an owner on the session bus.
-    /// No bus, no dbus-send or any error counts as "no server": then tmux is the
-    /// only place left to say it.
-    private func notificationServerPresent() async -> Bool {
-        let outcome = await sink.runner.run(sink.dbusSend, [
-            "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/",
-            "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications",
-        ])
-        guard case .ok(let output) = outcome else { return false }
-        return output.contains("boolean true")
     }
 }

@@ -8,7 +8,7 @@ import Testing
 struct TmuxTests {
     static let tools = ["tmux"]
 
-    /// Publication → status line, per server (SPEC §5: "at once").
+    /// Publication → status line, per server, at once.
     @Test func statusLinesOfThreeServersChangeWithin100ms() async throws {
         guard Harness.available(.tools(Self.tools)) else { return }
         let lab = try TmuxLab()
@@ -180,6 +180,64 @@ struct TmuxTests {
         let alerts = lab.alerts("in1")
         #expect(alerts.count == 2, "\(alerts)")
         #expect(alerts.allSatisfy { $0.contains("Lifeline: offline") }, "\(alerts)")
+        await daemon.stop()
+    }
+
+    /// Hostile reasons from an exec monitor, through the real daemon, as tmux has
+    /// and shows them: the `@lifeline` value (`show-option`), the client's status
+    /// line and the `display-message` alert show each literally; no command runs,
+    /// no format or strftime expands. `lifeline status` prints the same reason.
+    @Test func hostileReasonsAreShownLiterallyByTmux() async throws {
+        guard Harness.available(.tools(Self.tools)) else { return }
+        let lab = try TmuxLab()
+        defer { lab.killAll() }
+        let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
+        try lab.startServer("esc")
+        try lab.attach("esc")
+        let monitor = try FifoMonitor(daemon)
+        try daemon.writeConfig(monitor.config(debounceMs: 50, sinks: """
+            [[sink]]
+            kind = "tmux"
+            format = "{reason}"
+            colors = false
+            alert = "always"
+            alert_duration = "1s"
+            """))
+        try daemon.start()
+        let pwned = lab.root + "/pwned"
+        // (the monitor's JSON string, the option tmux holds, what a client shows,
+        // what `status --format {reason}` prints). Control characters become spaces
+        // where the monitor's text enters the daemon.
+        let cases: [(json: [UInt8], option: String, shown: String, alert: String)] = [
+            (Array("<b>x</b> a&b".utf8), "<b>x</b> a&b", "<b>x</b> a&b", "<b>x</b> a&b"),
+            (Array(#"<a href=\"https://phish/\">x</a>"#.utf8), #"<a href="https://phish/">x</a>"#,
+             #"<a href="https://phish/">x</a>"#, #"<a href="https://phish/">x</a>"#),
+            (Array("#(touch \(pwned))".utf8), "##(touch \(pwned))", "#(touch \(pwned))", "#(touch \(pwned))"),
+            (Array("#{pane_id} #[fg=red]red".utf8), "##{pane_id} ##[fg=red]red", "#{pane_id} #[fg=red]red",
+             "#{pane_id} #[fg=red]red"),
+            (Array("%Y %s 100%".utf8), "%Y %s 100%", "%Y %s 100%", "%Y %s 100%"),
+            (Array(#"\u001b]0;title\u0007 \u001b[2J"#.utf8), " ]0;title   [2J", " ]0;title   [2J", " ]0;title   [2J"),
+            (Array("caf".utf8) + [0xC3, 0x28, 0xFF], "caf\u{FFFD}(\u{FFFD}", "caf\u{FFFD}(\u{FFFD}", "caf\u{FFFD}(\u{FFFD}"),
+            (Array("ends in ;".utf8), "ends in ;", "ends in ;", "ends in ;"),
+        ]
+        for (n, c) in cases.enumerated() {
+            try await monitor.say(line: Array(#"{"state":"online","interface":"eth0","reason":"fine \#(n)"}"#.utf8) + [0x0A])
+            await Harness.waitUntil("online \(n)") { (try? lab.option("esc")) == "fine \(n)" }
+            try await monitor.say(line: Array(#"{"state":"offline","interface":"eth0","reason":""#.utf8) + c.json
+                                  + Array(#""}"#.utf8) + [0x0A])
+            await Harness.waitUntil("@lifeline for case \(n)") { (try? lab.option("esc")) == c.option }
+            #expect(try lab.option("esc") == c.option, "case \(n)")
+            // Offline has no primary interface: the alert names none.
+            let message = "Lifeline: offline — " + c.alert
+            await Harness.waitUntil("alert for case \(n)") { lab.statusLine("esc").contains(message) }
+            #expect(lab.statusLine("esc").contains(message), "case \(n): \(lab.statusLine("esc"))")
+            // The alert goes after a second; then the status line shows the value.
+            await Harness.waitUntil("status line for case \(n)") { lab.statusLine("esc").hasSuffix(c.shown) }
+            #expect(lab.statusLine("esc").hasSuffix(c.shown), "case \(n): \(lab.statusLine("esc"))")
+            let status = try daemon.cli(["status", "--format", "{reason}"])
+            #expect(status.stdout == c.alert + "\n", "case \(n)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: pwned), "tmux ran a command from a reason")
         await daemon.stop()
     }
 
@@ -544,6 +602,11 @@ struct FifoMonitor {
 
     func say(_ state: String, interface: String = "eth0") async throws {
         let line = #"{"state":"\#(state)","interface":"\#(interface)","reason":"test says \#(state)"}"# + "\n"
+        try await say(line: Array(line.utf8))
+    }
+
+    /// Writes `line` (one line, newline included) as the monitor's output, byte for byte.
+    func say(line: [UInt8]) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
         // Non-blocking open fails until the monitor's `cat` has the FIFO open.
@@ -556,8 +619,8 @@ struct FifoMonitor {
             }
         }
         defer { close(fd) }
-        let written = line.withCString { write(fd, $0, strlen($0)) }
-        guard written == line.utf8.count else { throw TmuxLab.Failure("short write to \(fifo)") }
+        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written == line.count else { throw TmuxLab.Failure("short write to \(fifo)") }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 @testable import LifelineCore
 import Testing
 import Logging
+import Synchronization
 @testable import TmuxSink
 
 struct TmuxTextTests {
@@ -27,7 +28,7 @@ struct TmuxTextTests {
     @Test func valuesAreLiteralTemplateStylesAreKept() {
         let e = event(.limited, interface: "e#[fg=blue]th0", reason: "probe said #(reboot)\nnow")
         let text = TmuxText.status(e, template: "#[bold]{interface}#[nobold] {reason}", colors: false, now: now)
-        #expect(text == "#[bold]e##[fg=blue]th0#[nobold] probe said ##(reboot) now")
+        #expect(text == "#[bold]e##[fg=blue]th0#[nobold] probe said ##(reboot)^Jnow")
     }
 
     @Test func aTrailingSemicolonSurvivesTmuxArgumentParsing() {
@@ -36,9 +37,41 @@ struct TmuxTextTests {
     }
 
     @Test func alertNamesStateInterfaceAndReasonLiterally() {
-        let e = event(.offline, reason: "route #(gone)")
-        #expect(TmuxText.alert(e) == "Lifeline: offline (wlan0) — route ##(gone)")
+        let e = event(.offline, reason: "route #(gone) 100%")
+        #expect(TmuxText.alert(e) == "Lifeline: offline (wlan0) — route ##(gone) 100%%")
         #expect(TmuxText.alert(event(.portal, interface: "")) == "Lifeline: portal")
+    }
+
+    /// Each hostile value as the status line's value and as the alert: `#`
+    /// doubled in both, `%` doubled in the alert (display-message runs strftime),
+    /// control characters visible, long values cut.
+    @Test func hostileValuesAreEscapedForEachTmuxSyntax() {
+        let long = String(repeating: "x", count: 1024 * 1024)
+        let cases: [(value: String, status: String, alert: String)] = [
+            ("<b>x</b>", "<b>x</b>", "<b>x</b>"),
+            ("a&b", "a&b", "a&b"),
+            ("#(touch /tmp/pwned)", "##(touch /tmp/pwned)", "##(touch /tmp/pwned)"),
+            ("#{pane_id}", "##{pane_id}", "##{pane_id}"),
+            ("#[fg=red]", "##[fg=red]", "##[fg=red]"),
+            ("%Y %s 100%", "%Y %s 100%", "%%Y %%s 100%%"),
+            ("\u{1b}]0;title\u{07}", "^[]0;title^G", "^[]0;title^G"),
+            ("\u{1b}[2J", "^[[2J", "^[[2J"),
+            ("ends in ;", "ends in \\;", "ends in \\;"),
+            (long, String(repeating: "x", count: 255) + "…", String(repeating: "x", count: 255) + "…"),
+        ]
+        for (value, status, alert) in cases {
+            let e = event(.offline, interface: "", reason: value)
+            #expect(TmuxText.status(e, template: "{reason}", colors: false, now: now) == status, "\(value.prefix(30))")
+            #expect(TmuxText.alert(e) == "Lifeline: offline — " + alert, "\(value.prefix(30))")
+        }
+    }
+
+    @Test func durationIsShownToTheMinute() {
+        var e = event(.offline)
+        e.since = now - 125_000_000
+        #expect(TmuxText.status(e, template: "{duration}", colors: false, now: now) == "2m")
+        e.since = Int64.min
+        #expect(TmuxText.status(e, template: "{duration}", colors: false, now: now) == "2562047788h")
     }
 }
 
@@ -111,7 +144,6 @@ struct TmuxPusherTests {
         let sockets: String
         let calls: String
         let tmux: String
-        let dbusSend: String
         var live: [UnixSocket] = []
 
         init() throws {
@@ -128,14 +160,7 @@ struct TmuxPusherTests {
                 [ "$3" = list-clients ] && echo /dev/pts/9
                 exit 0
                 """.write(toFile: tmux, atomically: true, encoding: .utf8)
-            dbusSend = dir + "/dbus-send"
-            try """
-                #!/bin/sh
-                [ -e '\(dir)/notifications' ] || exit 1
-                echo '   boolean true'
-                """.write(toFile: dbusSend, atomically: true, encoding: .utf8)
             chmod(tmux, 0o755)
-            chmod(dbusSend, 0o755)
         }
 
         func server(_ name: String) throws {
@@ -146,7 +171,7 @@ struct TmuxPusherTests {
             let context = PluginContext(name: "sink tmux", logger: Logger(label: "test"),
                                         paths: Paths(configHome: dir, stateHome: dir, runtimeDir: dir),
                                         control: Bus(clock: ContinuousClock()))
-            return TmuxSink(config: config, context: context, socketDirectory: sockets, tmux: tmux, dbusSend: dbusSend)
+            return TmuxSink(config: config, context: context, socketDirectory: sockets, tmux: tmux)
         }
 
         /// Calls since the last look.
@@ -164,10 +189,12 @@ struct TmuxPusherTests {
 
     static let start: Int64 = 1_700_000_000_000_000
 
-    func update(_ state: ConnectivityState, outage: UInt64? = nil, transition: Bool = true, mutedUntil: Int64 = 0) -> Update {
+    func update(_ state: ConnectivityState, outage: UInt64? = nil, transition: Bool = true, mutedUntil: Int64 = 0,
+                notificationServer: Bool? = nil) -> Update {
         let e = StateEvent(state: state, previous: .unknown, since: Self.start, interface: "eth0", reason: "r", sequence: 1)
         let o = outage.map { Outage(id: $0, since: Self.start, worst: state, endedAt: state == .online ? Self.start : nil) }
-        return Update(event: e, isTransition: transition, outage: o, mutedUntil: mutedUntil)
+        return Update(event: e, isTransition: transition, outage: o, mutedUntil: mutedUntil,
+                      notificationServerPresent: notificationServer)
     }
 
     @Test func pushesEachNewValueOnceToEveryServerAndNewServersOnRescan() async throws {
@@ -224,20 +251,78 @@ struct TmuxPusherTests {
         #expect(bench.take().isEmpty)
     }
 
-    @Test func autoStaysQuietWhenANotificationServerRunsNeverAlwaysQuiet() async throws {
+    /// `auto` alerts unless the notification sink says a server is there: an
+    /// absent server or no notification sink at all (nil) leaves tmux as the
+    /// only place to say it.
+    @Test func autoAlertsUnlessTheNotificationSinkSeesAServerNeverStaysQuiet() async throws {
         let bench = try Bench()
         try bench.server("a")
-        _ = FileManager.default.createFile(atPath: bench.dir + "/notifications", contents: Data())
         var auto = Pusher(sink: bench.sink(TmuxSink.Config(alert: .auto)))
-        await auto.step(update(.offline, outage: 1))
+        await auto.step(update(.offline, outage: 1, notificationServer: true))
         #expect(!bench.take().contains { $0.contains("display-message") })
 
-        unlink(bench.dir + "/notifications")
-        await auto.step(update(.offline, outage: 2))
+        await auto.step(update(.offline, outage: 2, notificationServer: false))
         #expect(bench.take().contains { $0.contains("display-message") })
 
-        var never = Pusher(sink: bench.sink(TmuxSink.Config(alert: .never)))
-        await never.step(update(.offline, outage: 3))
+        await auto.step(update(.offline, outage: 3, notificationServer: nil))
+        #expect(bench.take().contains { $0.contains("display-message") })
+
+        // The server going away within an outage it already has changes nothing:
+        // the toast is on screen.
+        await auto.step(update(.offline, outage: 4, notificationServer: true))
+        await auto.step(update(.offline, outage: 4, transition: false, notificationServer: false))
         #expect(!bench.take().contains { $0.contains("display-message") })
+
+        var never = Pusher(sink: bench.sink(TmuxSink.Config(alert: .never)))
+        await never.step(update(.offline, outage: 5, notificationServer: false))
+        #expect(!bench.take().contains { $0.contains("display-message") })
+    }
+
+    /// `{duration}` moves on without updates, once a minute: the loop is woken
+    /// when the minute shown changes, never in between; without `{duration}` in
+    /// the template nothing wakes it.
+    @Test func durationIsRefreshedWhenTheMinuteShownChanges() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        let clock = Mutex<Int64>(Self.start + 30_000_000)
+        var pusher = Pusher(sink: bench.sink(TmuxSink.Config(format: "{state} {duration}", colors: false, alert: .never)))
+        pusher.now = { clock.withLock { $0 } }
+        await pusher.step(update(.offline, transition: false))
+        #expect(bench.take() == ["-S a set-option -g @lifeline offline <1m"])
+        #expect(pusher.refreshDelay() == .seconds(30))
+
+        clock.withLock { $0 = Self.start + 59_000_000 }
+        #expect(pusher.refreshDelay() == .seconds(1))
+        await pusher.step(nil)  // woken early: same text, nothing pushed
+        #expect(bench.take().isEmpty)
+
+        clock.withLock { $0 = Self.start + 60_000_000 }
+        await pusher.step(nil)
+        #expect(bench.take() == ["-S a set-option -g @lifeline offline 1m"])
+        #expect(pusher.refreshDelay() == .seconds(60))
+
+        clock.withLock { $0 = Self.start + 7_530_000_000 }
+        await pusher.step(nil)
+        #expect(bench.take() == ["-S a set-option -g @lifeline offline 2h 5m"])
+        #expect(pusher.refreshDelay() == .seconds(30))
+
+        var plain = Pusher(sink: bench.sink(TmuxSink.Config(format: "{state} {reason}", alert: .never)))
+        await plain.step(update(.offline, transition: false))
+        #expect(plain.refreshDelay() == nil)
+    }
+
+    /// A `since` far in the past or future (a wall clock set wrong) never traps
+    /// and never asks for a wake-up more than a minute away.
+    @Test func refreshDelayIsBoundedForAnySince() async throws {
+        let bench = try Bench()
+        var pusher = Pusher(sink: bench.sink(TmuxSink.Config(format: "{duration}", alert: .never)))
+        for since in [Int64.min, -1, 0, Self.start, Int64.max] {
+            for now in [Int64.min, 0, Self.start, Int64.max] {
+                pusher.now = { now }
+                pusher.event = StateEvent(state: .online, previous: .unknown, since: since, sequence: 1)
+                let delay = try #require(pusher.refreshDelay())
+                #expect(delay >= .zero && delay <= .seconds(60), "since \(since) now \(now): \(delay)")
+            }
+        }
     }
 }
