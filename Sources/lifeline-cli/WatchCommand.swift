@@ -63,8 +63,11 @@ struct WatchCommand: ParsableCommand {
     }
 }
 
-/// Changes as `StateChanged` signals of org.lifeline.Lifeline1; the daemon leaving
-/// or coming back is seen through `NameOwnerChanged`.
+/// Changes as signals of org.lifeline.Lifeline1: `StateChanged` carries each
+/// transition; `PropertiesChanged` alone says the reason or round trip changed
+/// within a state, and the whole state is then asked for, so `watch` prints a
+/// line for those too, as it does from the state file. The daemon leaving or
+/// coming back is seen through `NameOwnerChanged`.
 struct DBusWatchSource: WatchSource {
     let client: DaemonClient
 
@@ -77,6 +80,7 @@ struct DBusWatchSource: WatchSource {
         do {
             // Subscribe before asking for the state: nothing falls in between.
             try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='\(Lifeline1.interfaceName)',member='StateChanged'")
+            try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Lifeline1.interfaceName)'")
             try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Lifeline1.busName)'")
         } catch {
             throw Failure(description: "cannot subscribe: \(error)")
@@ -94,6 +98,8 @@ struct DBusWatchSource: WatchSource {
                           let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
                     else { continue }
                     show(event)
+                } else if message.is(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
+                    if let event = try? client.status() { show(event) }
                 } else if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
                     guard let args = try? message.arguments(), args.count == 3, let owner = args[2].string else { continue }
                     // A new daemon counts its sequence from 0 again.
@@ -107,12 +113,13 @@ struct DBusWatchSource: WatchSource {
 }
 
 /// Drops events older than one already shown: signals queued while `GetStatus`
-/// was answered may predate its answer.
+/// was answered may predate its answer. The same sequence number again is the
+/// same state with newer attributes (reason, round trip), and is shown.
 struct SequenceOrder {
     private var last: UInt64?
 
     mutating func accepts(_ e: StateEvent) -> Bool {
-        if let last, e.sequence <= last, e.sequence != 0 { return false }
+        if let last, e.sequence < last, e.sequence != 0 { return false }
         last = e.sequence
         return true
     }
