@@ -8,9 +8,10 @@ import Synchronization
 /// and no polling of tmux.
 ///
 /// Servers are the sockets in `${TMUX_TMPDIR:-/tmp}/tmux-$UID/`. The folder is
-/// re-read every second, so a server started later gets the value within a
-/// second; a socket with no server behind it is skipped quietly. No tmux
-/// installed, or no server: nothing to do, nothing logged but once.
+/// watched with inotify, so a server started later gets the value at once, and
+/// nothing wakes the daemon while nothing changes; a socket with no server
+/// behind it is skipped quietly. No tmux installed, or no server: nothing to
+/// do, nothing logged but once.
 ///
 /// When no notification server is on the session bus (as the notification sink
 /// sees it; no notification sink counts as none), an outage is also announced
@@ -76,9 +77,12 @@ public struct TmuxSink: Sink {
     let context: PluginContext
     /// The socket folder; tests and the benchmark point it elsewhere via TMUX_TMPDIR.
     let socketDirectory: String
+    /// How often the folder is read when it cannot be watched (no inotify).
     var rescanInterval: Duration = .seconds(1)
     var runner = CommandRunner()
     var tmux = "tmux"
+    /// Called on every turn of the loop; tests count them.
+    var onTurn: (@Sendable () -> Void)?
 
     public init(config: Config, context: PluginContext) throws {
         self.init(config: config, context: context, socketDirectory: TmuxServers.directory())
@@ -98,6 +102,14 @@ public struct TmuxSink: Sink {
         let latest = LatestUpdate()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let interval = rescanInterval
+        let folder: SocketFolderWatch?
+        do {
+            folder = try SocketFolderWatch(directory: socketDirectory) { wake.yield() }
+        } catch {
+            folder = nil
+            context.logger.notice("\(socketDirectory): \(error); reading it every \(interval) instead")
+        }
+        defer { folder?.stop() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await update in updates {
@@ -106,21 +118,25 @@ public struct TmuxSink: Sink {
                 }
                 wake.finish()
             }
-            group.addTask {
-                while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
+            if folder == nil {
+                group.addTask {
+                    while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
+                }
             }
             var pusher = Pusher(sink: self)
-            // Wakes the loop when `{duration}` next changes; replaced after every turn.
-            var refresh: Task<Void, Never>?
+            // Wakes the loop when `{duration}` next changes or a server is due to
+            // be tried again; replaced after every turn.
+            var timer: Task<Void, Never>?
             for await _ in wakes {
+                onTurn?()
                 let update = latest.take()
                 await pusher.step(update)
-                refresh?.cancel()
-                refresh = pusher.refreshDelay().map { delay in
+                timer?.cancel()
+                timer = [pusher.refreshDelay(), pusher.retryDelay()].compactMap { $0 }.min().map { delay in
                     Task { if (try? await Task.sleep(for: delay)) != nil { wake.yield() } }
                 }
             }
-            refresh?.cancel()
+            timer?.cancel()
             group.cancelAll()
         }
         // The daemon is stopping (or reloading, and the next sink sets it again at
@@ -163,9 +179,16 @@ struct Pusher {
     var text: String?
     /// Per server: failed attempts with `text` so far, or `Int.max` once it has it.
     var served: [TmuxSocket: Int] = [:]
+    /// Per socket seen without a listener: how many times in a row.
+    var unanswered: [TmuxSocket: Int] = [:]
     var lastAlertedOutage: UInt64?
     var warnedMissingTmux = false
     static let attemptsPerServer = 3
+    /// A new socket is looked at again after 50, 100, 200, 400 ms: tmux creates
+    /// it (which wakes the sink) a moment before it listens. A socket still
+    /// silent after that is left by a server that died, and waits for the
+    /// folder to change.
+    static let listenChecks = 5
 
     init(sink: TmuxSink) { self.sink = sink }
 
@@ -183,7 +206,7 @@ struct Pusher {
     /// do not have it yet (new ones, restarted ones, and ones that failed fewer
     /// times than allowed). A socket with no listener (left by a killed server, or
     /// seen between tmux's bind and listen) is checked with a bare connect, which
-    /// costs no process, and tried again on the next rescan.
+    /// costs no process, and tried again soon (`retryDelay`).
     mutating func step(_ update: Update?) async {
         let sockets = TmuxServers.scan(sink.socketDirectory)
         if let update { event = update.event }
@@ -196,11 +219,34 @@ struct Pusher {
         }
         // Forget servers that are gone, so a reused inode counts as new.
         served = served.filter { entry in sockets.contains(entry.key) }
+        unanswered = unanswered.filter { entry in sockets.contains(entry.key) }
         if let text {
-            let targets = sockets.filter { (served[$0] ?? 0) < Self.attemptsPerServer && TmuxServers.isListening($0.path) }
+            var targets: [TmuxSocket] = []
+            for socket in sockets where (served[socket] ?? 0) < Self.attemptsPerServer {
+                if TmuxServers.isListening(socket.path) {
+                    targets.append(socket)
+                    unanswered[socket] = nil
+                } else {
+                    unanswered[socket, default: 0] += 1
+                }
+            }
             if !targets.isEmpty { await push(text, to: targets) }
         }
         if let update { await alertIfNeeded(update, sockets: sockets) }
+    }
+
+    /// How long until a server that does not have the value yet is tried again:
+    /// soon for a socket that may be about to listen, a second for a server
+    /// that failed; nil when every server has it (or was given up on).
+    func retryDelay() -> Duration? {
+        var delays: [Duration] = []
+        if let checks = unanswered.values.filter({ $0 < Self.listenChecks }).min() {
+            delays.append(.milliseconds(50 << (checks - 1)))
+        }
+        if served.values.contains(where: { $0 > 0 && $0 < Self.attemptsPerServer }) {
+            delays.append(.seconds(1))
+        }
+        return delays.min()
     }
 
     /// How long until `{duration}` shows another minute; nil when the template

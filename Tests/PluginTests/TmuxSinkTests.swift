@@ -174,6 +174,13 @@ struct TmuxPusherTests {
             return TmuxSink(config: config, context: context, socketDirectory: sockets, tmux: tmux)
         }
 
+        /// Every call so far, leaving them for `take` (a sink running meanwhile
+        /// may be appending).
+        func all() -> [String] {
+            let text = (try? String(contentsOfFile: calls, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").map { $0.replacingOccurrences(of: sockets + "/", with: "") }
+        }
+
         /// Calls since the last look.
         func take() -> [String] {
             let text = (try? String(contentsOfFile: calls, encoding: .utf8)) ?? ""
@@ -324,5 +331,52 @@ struct TmuxPusherTests {
                 #expect(delay >= .zero && delay <= .seconds(60), "since \(since) now \(now): \(delay)")
             }
         }
+    }
+
+    /// The running sink: a server that appears gets the value at once, a socket
+    /// that starts listening a little after it appears gets it too, and while
+    /// nothing changes the loop does not turn at all (no polling).
+    @Test func newServersAreSeenAtOnceAndNothingRunsWhileNothingChanges() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let mailbox = bus.attachSink(policy: .latest)
+        let turns = Mutex(0)
+        var sink = bench.sink(TmuxSink.Config(colors: false, alert: .never))
+        sink.onTurn = { turns.withLock { $0 += 1 } }
+        let running = Task { [sink] in try await sink.run(updates: SinkUpdates(mailbox)) }
+        bus.makeMonitorHandle(name: "t").publish(Observation(role: .link, state: .online, interface: "eth0", reason: "up"))
+
+        func waitForCall(_ server: String, within limit: Duration) async -> Duration? {
+            let clock = ContinuousClock()
+            let start = clock.now
+            while clock.now - start < limit {
+                if bench.all().contains(where: { $0.hasPrefix("-S \(server) set-option") }) { return clock.now - start }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return nil
+        }
+        #expect(await waitForCall("a", within: .seconds(5)) != nil)
+
+        // The start settles (the update and the watch's first look may take a
+        // turn each); from then on nothing may happen until something changes.
+        try await Task.sleep(for: .milliseconds(300))
+        let before = turns.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(2500))  // a window in which nothing may happen
+        #expect(turns.withLock { $0 } == before, "the loop turned while nothing changed")
+
+        try bench.server("b")
+        let seen = await waitForCall("b", within: .seconds(2))
+        #expect(seen != nil && seen! < .milliseconds(100), "new server served after \(String(describing: seen))")
+
+        // Created, and listening only a moment later, as tmux does.
+        let late = try UnixSocket(path: bench.sockets + "/c", listen: false)
+        bench.live.append(late)
+        try await Task.sleep(for: .milliseconds(30))
+        _ = listen(late.fd, 4)
+        #expect(await waitForCall("c", within: .seconds(2)) != nil)
+
+        mailbox.close()  // the sink ends with its updates, and stops watching
+        _ = await running.result
     }
 }
