@@ -95,8 +95,9 @@ public struct TmuxSink: Sink {
     }
 
     public func run(updates: SinkUpdates) async throws {
-        // Updates and rescans meet in one sequential loop, so two pushes to the same
-        // server never race (a late older value can never overwrite a newer one).
+        // Updates, changes of the socket folder and timers (a minute of
+        // `{duration}`, a retry) meet in one sequential loop, so two pushes to the
+        // same server never race (a late older value can never overwrite a newer one).
         let latest = LatestUpdate()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let interval = rescanInterval
