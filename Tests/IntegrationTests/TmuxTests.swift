@@ -341,12 +341,6 @@ struct TmuxTests {
 
 // MARK: - Helpers
 
-func wallMicros() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
-}
-
 /// Private tmux servers: inner ones in a private TMUX_TMPDIR (where the daemon
 /// looks), each shown by a client running in a window of one outer server on a
 /// socket outside that folder. Kills every server it started.
