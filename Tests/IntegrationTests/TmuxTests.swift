@@ -583,7 +583,10 @@ struct FifoMonitor {
     init(_ daemon: DaemonFixture) throws {
         fifo = daemon.path("monitor.fifo")
         guard mkfifo(fifo, 0o600) == 0 else { throw TmuxLab.Failure("mkfifo: errno \(errno)") }
-        script = try daemon.writeScript("monitor.sh", "#!/bin/sh\nwhile :; do cat '\(fifo)'; done\n")
+        // One process, reading the FIFO opened for reading and writing: it never
+        // sees end of file between writers, and it is the process the daemon
+        // stops (a `cat` under a shell loop outlived the daemon, blocked in open).
+        script = try daemon.writeScript("monitor.sh", "#!/bin/sh\nexec cat 0<>'\(fifo)'\n")
     }
 
     func config(debounceMs: Int, sinks: String) -> String {
