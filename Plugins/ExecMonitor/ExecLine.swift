@@ -1,7 +1,12 @@
 import FoundationEssentials
 import LifelineCore
 
-/// One line of an exec monitor's output, parsed and checked.
+/// One line of an exec monitor's output, parsed and checked. Its text is
+/// cleaned here, where it enters: whatever a third-party program prints, the
+/// interface and reason that go on to the toast, tmux, the terminal and the log
+/// are bounded and hold no control characters (invalid UTF-8 was already
+/// replaced when the line was split), and the error for a bad line quotes it
+/// the same way.
 enum ExecLine {
     struct Invalid: Error, CustomStringConvertible {
         var description: String
@@ -17,32 +22,36 @@ enum ExecLine {
     }
 
     static let allowedStates: [ConnectivityState] = [.offline, .limited, .portal, .online]
+    /// In UTF-8 bytes. Kernel interface names have at most 15; a program may
+    /// name something longer ("vpn: office"), never a paragraph.
+    static let maxInterfaceLength = 64
+    static let maxReasonLength = 512
 
     static func parse(_ line: String, role: ExecMonitor.Config.Role) -> Result<Observation, Invalid> {
         let trimmed = String(line.trimmingSpaces())
         guard trimmed.hasPrefix("{") else {
-            return .failure(Invalid(description: "not a JSON object: \(preview(line))"))
+            return .failure(Invalid(description: "not a JSON object: \(quoted(line))"))
         }
         let wire: Wire
         do {
             wire = try JSONDecoder().decode(Wire.self, from: Data(trimmed.utf8))
         } catch DecodingError.keyNotFound(let key, _) {
-            return .failure(Invalid(description: "missing \"\(key.stringValue)\": \(preview(line))"))
+            return .failure(Invalid(description: "missing \"\(key.stringValue)\": \(quoted(line))"))
         } catch DecodingError.typeMismatch(_, let ctx) {
             let key = ctx.codingPath.last?.stringValue ?? "?"
-            return .failure(Invalid(description: "\"\(key)\" has the wrong type: \(preview(line))"))
+            return .failure(Invalid(description: "\"\(key)\" has the wrong type: \(quoted(line))"))
         } catch {
-            return .failure(Invalid(description: "not valid JSON: \(preview(line))"))
+            return .failure(Invalid(description: "not valid JSON: \(quoted(line))"))
         }
         guard let state = ConnectivityState(rawValue: wire.state), allowedStates.contains(state) else {
             let known = allowedStates.map(\.rawValue).joined(separator: ", ")
-            return .failure(Invalid(description: "unknown state '\(wire.state)' (known: \(known))"))
+            return .failure(Invalid(description: "unknown state '\(quoted(wire.state))' (known: \(known))"))
         }
         var kind = InterfaceKind.none
         if let k = wire.kind {
             guard let parsed = InterfaceKind(rawValue: k) else {
                 let known = InterfaceKind.allCases.map(\.rawValue).filter { !$0.isEmpty }.joined(separator: ", ")
-                return .failure(Invalid(description: "unknown kind '\(k)' (known: \(known))"))
+                return .failure(Invalid(description: "unknown kind '\(quoted(k))' (known: \(known))"))
             }
             kind = parsed
         }
@@ -52,15 +61,43 @@ enum ExecLine {
         return .success(Observation(
             role: role == .link ? .link : .reachability,
             state: state,
-            interface: String((wire.interface ?? "").prefix(64)),
+            interface: cleaned(wire.interface ?? "", maxBytes: maxInterfaceLength, controls: nil),
             kind: kind,
-            reason: String((wire.reason ?? "reported by exec monitor").prefix(512)),
+            reason: cleaned(wire.reason ?? "reported by exec monitor", maxBytes: maxReasonLength, controls: " "),
             rttMs: wire.rtt_ms,
             metered: wire.metered
         ))
     }
 
-    private static func preview(_ line: String) -> String {
-        line.count > 80 ? String(line.prefix(80)) + "…" : line
+    /// `text` cut to at most `maxBytes` of UTF-8 (on a scalar boundary, ending
+    /// in "…" when cut), with each control character replaced by `controls`
+    /// (nil: removed). A newline would break every one-line surface; ESC would
+    /// start an escape sequence on a terminal.
+    static func cleaned(_ text: String, maxBytes: Int, controls: Unicode.Scalar?) -> String {
+        var out = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            guard let kept = TerminalText.isControl(scalar) ? controls : scalar else { continue }
+            let width = UTF8.width(kept)
+            if bytes + width > maxBytes {
+                // Make room for the ellipsis (3 bytes) by dropping what does not fit.
+                while bytes + 3 > maxBytes, let last = out.popLast() { bytes -= UTF8.width(last) }
+                out.append("…")
+                break
+            }
+            out.append(kept)
+            bytes += width
+        }
+        return String(out)
+    }
+
+    /// A piece of the program's output quoted in an error message (which goes to
+    /// the daemon's log, maybe a terminal): short, control characters visible.
+    static func quoted(_ text: String) -> String {
+        let shown = TerminalText.visible(text).unicodeScalars
+        guard shown.count > 80 else { return String(shown) }
+        var cut = String.UnicodeScalarView()
+        cut.append(contentsOf: shown.prefix(80))
+        return String(cut) + "…"
     }
 }

@@ -7,15 +7,16 @@ import System
 import SystemPackage
 #endif
 
-/// `exec` monitor: the door for third-party monitors in any language (SPEC §4).
+/// `exec` monitor: the door for third-party monitors in any language.
 /// Runs `command` (argv, never a shell) and reads one JSON object per line from
 /// its standard output:
 ///
 ///     {"state": "offline"|"limited"|"portal"|"online", "interface": "wlan0",
 ///      "kind": "wifi", "reason": "…", "rtt_ms": 12.5, "metered": false}
 ///
-/// Only `state` is required. A malformed line is logged and dropped; the program's
-/// standard error goes to the daemon's. When the program exits, the supervisor
+/// Only `state` is required. A malformed line is dropped and logged (the first
+/// few each minute one by one, the rest as a count, so a program printing
+/// garbage cannot flood the journal); the program's standard error goes to the daemon's. When the program exits, the supervisor
 /// starts it again after a back-off.
 ///
 /// Config keys:
@@ -98,23 +99,73 @@ public struct ExecMonitor: Monitor {
             defer { forwarding.cancel() }
             var lines = LineSplitter(maxLength: Self.maxLineLength)
             var number = 0
+            var drops = DropReport()
+            func dropped(_ why: String) {
+                if drops.shouldLog(at: .now) { logger.warning("\(program): line \(number) dropped: \(why)") }
+            }
+            func summarize(final: Bool = false) {
+                if let count = drops.takeQuiet(at: .now, final: final) {
+                    logger.warning("\(program): \(count) more malformed lines dropped (up to line \(number))")
+                }
+            }
+            defer { summarize(final: true) }
             for try await buffer in execution.standardOutput {
                 let chunk = buffer.withUnsafeBytes { Array($0) }
                 for line in lines.feed(chunk) {
                     number += 1
+                    summarize()
                     switch line {
                     case .tooLong(let length):
-                        logger.warning("\(program): line \(number) dropped: \(length) bytes is longer than \(Self.maxLineLength)")
+                        dropped("\(length) bytes is longer than \(Self.maxLineLength)")
                     case .text(let text):
                         switch ExecLine.parse(text, role: role) {
                         case .success(let observation): handle.publish(observation)
-                        case .failure(let error): logger.warning("\(program): line \(number) dropped: \(error)")
+                        case .failure(let error): dropped("\(error)")
                         }
                     }
                 }
             }
         }
         throw Exited(command: program, status: result.terminationStatus)
+    }
+}
+
+/// Tells about dropped lines without flooding the log: the first `limit` in a
+/// window each get a log line, the rest are counted and reported as one number
+/// once the window is over (or the program ends).
+struct DropReport {
+    let limit: Int
+    let window: Duration
+    private var windowStart: ContinuousClock.Instant?
+    private var logged = 0
+    private var quiet = 0
+
+    init(limit: Int = 5, window: Duration = .seconds(60)) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Whether this dropped line gets a log line of its own.
+    mutating func shouldLog(at now: ContinuousClock.Instant) -> Bool {
+        if let start = windowStart, now - start < window {
+            if logged < limit {
+                logged += 1
+                return true
+            }
+            quiet += 1
+            return false
+        }
+        windowStart = now
+        logged = 1
+        return true
+    }
+
+    /// How many lines were dropped without a word in a window that is over now
+    /// (any window, when `final`), once; nil when there is nothing to tell.
+    mutating func takeQuiet(at now: ContinuousClock.Instant, final: Bool = false) -> Int? {
+        guard quiet > 0, let start = windowStart, final || now - start >= window else { return nil }
+        defer { quiet = 0 }
+        return quiet
     }
 }
 

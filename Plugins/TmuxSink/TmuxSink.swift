@@ -1,4 +1,3 @@
-import Glibc
 import LifelineCore
 import LifelineProtocol
 import Synchronization
@@ -6,24 +5,27 @@ import Synchronization
 /// `tmux` sink: pushes the state to every tmux server of the user by setting the
 /// global user option `@lifeline`, so `#{@lifeline}` in `status-right` changes the
 /// moment the state does (tmux redraws attached clients at once), with no `#()`
-/// and no polling of tmux (SPEC §5).
+/// and no polling of tmux.
 ///
 /// Servers are the sockets in `${TMUX_TMPDIR:-/tmp}/tmux-$UID/`. The folder is
-/// re-read every second, so a server started later gets the value within a
-/// second; a socket with no server behind it is skipped quietly. No tmux
-/// installed, or no server: nothing to do, nothing logged but once.
+/// watched with inotify, so a server started later gets the value at once, and
+/// nothing wakes the daemon while nothing changes; a socket with no server
+/// behind it is skipped quietly. No tmux installed, or no server: nothing to
+/// do, nothing logged but once.
 ///
-/// When no notification server is on the session bus, an outage is also
-/// announced once with `display-message` on every attached client.
+/// When no notification server is on the session bus (as the notification sink
+/// sees it; no notification sink counts as none), an outage is also announced
+/// once with `display-message` on every attached client.
 ///
 /// Config keys:
 /// - `format` (string, default `"{icon} {state}"`): the `status --format`
-///   template; tmux styles in it (`#[bold]`) are kept, field values are shown literally.
+///   template; tmux styles in it (`#[bold]`) are kept, field values are shown
+///   literally. `{duration}` is shown to the minute and refreshed once a minute.
 /// - `colors` (bool, default true): wrap the text in `#[fg=…]` by state (green
 ///   online, yellow portal, orange limited, red offline).
 /// - `alert` (`"auto"`, `"always"` or `"never"`, default `"auto"`): the
-///   `display-message` fallback; `auto` shows it only when no
-///   `org.freedesktop.Notifications` owner is on the session bus.
+///   `display-message` fallback; `auto` shows it only when no notification
+///   server will show the toast.
 /// - `alert_duration` (duration, default `"5s"`): how long the message stays.
 public struct TmuxSink: Sink {
     public struct Config: ConfigSection, Equatable {
@@ -56,31 +58,40 @@ public struct TmuxSink: Sink {
     let context: PluginContext
     /// The socket folder; tests and the benchmark point it elsewhere via TMUX_TMPDIR.
     let socketDirectory: String
+    /// How often the folder is read when it cannot be watched (no inotify).
     var rescanInterval: Duration = .seconds(1)
     var runner = CommandRunner()
     var tmux = "tmux"
-    var dbusSend = "dbus-send"
+    /// Called on every turn of the loop; tests count them.
+    var onTurn: (@Sendable () -> Void)?
 
     public init(config: Config, context: PluginContext) throws {
         self.init(config: config, context: context, socketDirectory: TmuxServers.directory())
     }
 
-    /// For tests: another socket folder and stand-ins for tmux and dbus-send.
-    init(config: Config, context: PluginContext, socketDirectory: String, tmux: String = "tmux",
-         dbusSend: String = "dbus-send") {
+    /// For tests: another socket folder and a stand-in for tmux.
+    init(config: Config, context: PluginContext, socketDirectory: String, tmux: String = "tmux") {
         self.config = config
         self.context = context
         self.socketDirectory = socketDirectory
         self.tmux = tmux
-        self.dbusSend = dbusSend
     }
 
     public func run(updates: SinkUpdates) async throws {
-        // Updates and rescans meet in one sequential loop, so two pushes to the same
-        // server never race (a late older value can never overwrite a newer one).
+        // Updates, changes of the socket folder and timers (a minute of
+        // `{duration}`, a retry) meet in one sequential loop, so two pushes to the
+        // same server never race (a late older value can never overwrite a newer one).
         let latest = LatestUpdate()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let interval = rescanInterval
+        let folder: SocketFolderWatch?
+        do {
+            folder = try SocketFolderWatch(directory: socketDirectory) { wake.yield() }
+        } catch {
+            folder = nil
+            context.logger.notice("\(socketDirectory): \(error); reading it every \(interval) instead")
+        }
+        defer { folder?.stop() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await update in updates {
@@ -89,14 +100,25 @@ public struct TmuxSink: Sink {
                 }
                 wake.finish()
             }
-            group.addTask {
-                while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
+            if folder == nil {
+                group.addTask {
+                    while (try? await Task.sleep(for: interval)) != nil { wake.yield() }
+                }
             }
             var pusher = Pusher(sink: self)
+            // Wakes the loop when `{duration}` next changes or a server is due to
+            // be tried again; replaced after every turn.
+            var timer: Task<Void, Never>?
             for await _ in wakes {
+                onTurn?()
                 let update = latest.take()
                 await pusher.step(update)
+                timer?.cancel()
+                timer = [pusher.refreshDelay(), pusher.retryDelay()].compactMap { $0 }.min().map { delay in
+                    Task { if (try? await Task.sleep(for: delay)) != nil { wake.yield() } }
+                }
             }
+            timer?.cancel()
             group.cancelAll()
         }
         // The daemon is stopping (or reloading, and the next sink sets it again at
@@ -104,161 +126,5 @@ public struct TmuxSink: Sink {
         // An unstructured task, because this one is cancelled by the shutdown.
         let sink = self
         await Task { await Pusher.clear(sink: sink) }.value
-    }
-}
-
-/// The newest update not handled yet. It replaces older ones but keeps their
-/// `isTransition`, as the mailbox does: a transition must not hide behind an
-/// attribute change that followed it (the alert looks at it).
-final class LatestUpdate: Sendable {
-    private let slot = Mutex<Update?>(nil)
-    func put(_ update: Update) {
-        slot.withLock { waiting in
-            var newest = update
-            newest.isTransition = update.isTransition || (waiting?.isTransition ?? false)
-            waiting = newest
-        }
-    }
-    func take() -> Update? {
-        slot.withLock { u in
-            defer { u = nil }
-            return u
-        }
-    }
-}
-
-/// The sink's state between steps: what was pushed where.
-struct Pusher {
-    let sink: TmuxSink
-    /// The value every server should show; nil until the first update.
-    var text: String?
-    /// Per server: failed attempts with `text` so far, or `Int.max` once it has it.
-    var served: [TmuxSocket: Int] = [:]
-    var lastAlertedOutage: UInt64?
-    var warnedMissingTmux = false
-    static let attemptsPerServer = 3
-
-    init(sink: TmuxSink) { self.sink = sink }
-
-    /// Unsets `@lifeline` on every listening server.
-    static func clear(sink: TmuxSink) async {
-        let sockets = TmuxServers.scan(sink.socketDirectory).filter { TmuxServers.isListening($0.path) }
-        await withTaskGroup(of: Void.self) { group in
-            for socket in sockets {
-                group.addTask { _ = await sink.runner.run(sink.tmux, ["-S", socket.path, "set-option", "-gu", "@lifeline"]) }
-            }
-        }
-    }
-
-    /// One turn: a new value goes to every server; a rescan only to servers that
-    /// do not have it yet (new ones, restarted ones, and ones that failed fewer
-    /// times than allowed). A socket with no listener (left by a killed server, or
-    /// seen between tmux's bind and listen) is checked with a bare connect, which
-    /// costs no process, and tried again on the next rescan.
-    mutating func step(_ update: Update?) async {
-        let sockets = TmuxServers.scan(sink.socketDirectory)
-        if let update {
-            let next = TmuxText.status(update.event, template: sink.config.format, colors: sink.config.colors,
-                                       now: WallClock.micros())
-            if next != text {
-                text = next
-                served = [:]
-            }
-        }
-        // Forget servers that are gone, so a reused inode counts as new.
-        served = served.filter { entry in sockets.contains(entry.key) }
-        if let text {
-            let targets = sockets.filter { (served[$0] ?? 0) < Self.attemptsPerServer && TmuxServers.isListening($0.path) }
-            if !targets.isEmpty { await push(text, to: targets) }
-        }
-        if let update { await alertIfNeeded(update, sockets: sockets) }
-    }
-
-    private mutating func push(_ text: String, to targets: [TmuxSocket]) async {
-        let tmux = sink.tmux
-        let runner = sink.runner
-        let started = ContinuousClock.now
-        let outcomes = await withTaskGroup(of: (TmuxSocket, CommandRunner.Outcome).self) { group in
-            for socket in targets {
-                group.addTask {
-                    (socket, await runner.run(tmux, ["-S", socket.path, "set-option", "-g", "@lifeline", text]))
-                }
-            }
-            var all: [(TmuxSocket, CommandRunner.Outcome)] = []
-            for await outcome in group { all.append(outcome) }
-            return all
-        }
-        let took = ContinuousClock.now - started
-        sink.context.logger.debug("@lifeline set on \(outcomes.count { $0.1 == .ok(output: "") }) of \(targets.count) servers in \(took.microseconds / 1000) ms")
-        for (socket, outcome) in outcomes {
-            switch outcome {
-            case .ok:
-                served[socket] = .max
-                warnedMissingTmux = false
-            case .notFound:
-                served[socket] = .max  // nothing to retry until the value changes
-                if !warnedMissingTmux {
-                    sink.context.logger.notice("\(tmux) not found in PATH: tmux servers exist but cannot be updated")
-                    warnedMissingTmux = true
-                }
-            case .failed(let why):
-                served[socket, default: 0] += 1
-                sink.context.logger.debug("\(socket.path): not updated (\(why))")
-            case .timedOut:
-                served[socket, default: 0] += 1
-                sink.context.logger.debug("\(socket.path): tmux did not answer in time")
-            }
-        }
-    }
-
-    // MARK: Alert fallback
-
-    /// One `display-message` per outage, on the transition that starts it (or the
-    /// first transition within it after a mute ends), only when no notification
-    /// server will show the toast.
-    private mutating func alertIfNeeded(_ update: Update, sockets: [TmuxSocket]) async {
-        guard sink.config.alert != .never, update.isTransition, update.event.state.isDegraded,
-              let outage = update.outage, !outage.isOver, outage.id != lastAlertedOutage,
-              !update.isMuted(at: WallClock.micros()), !sockets.isEmpty
-        else { return }
-        if sink.config.alert == .auto, await notificationServerPresent() {
-            lastAlertedOutage = outage.id  // the toast has this outage
-            return
-        }
-        lastAlertedOutage = outage.id
-        let message = TmuxText.alert(update.event)
-        let milliseconds = String(sink.config.alertDuration.duration.microseconds / 1000)
-        let tmux = sink.tmux
-        let runner = sink.runner
-        await withTaskGroup(of: Void.self) { group in
-            for socket in sockets where TmuxServers.isListening(socket.path) {
-                group.addTask {
-                    guard case .ok(let output) = await runner.run(tmux, ["-S", socket.path, "list-clients", "-F", "#{client_name}"])
-                    else { return }
-                    let clients = output.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
-                    guard !clients.isEmpty else { return }
-                    // All clients in one tmux call: commands separated by a lone ";".
-                    var arguments = ["-S", socket.path]
-                    for (n, client) in clients.enumerated() {
-                        if n > 0 { arguments.append(";") }
-                        arguments += ["display-message", "-c", client, "-d", milliseconds, message]
-                    }
-                    _ = await runner.run(tmux, arguments)
-                }
-            }
-        }
-        sink.context.logger.info("outage \(outage.id): display-message on tmux clients (no notification server)")
-    }
-
-    /// Whether `org.freedesktop.Notifications` has an owner on the session bus.
-    /// No bus, no dbus-send or any error counts as "no server": then tmux is the
-    /// only place left to say it.
-    private func notificationServerPresent() async -> Bool {
-        let outcome = await sink.runner.run(sink.dbusSend, [
-            "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/",
-            "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications",
-        ])
-        guard case .ok(let output) = outcome else { return false }
-        return output.contains("boolean true")
     }
 }

@@ -27,9 +27,9 @@ public struct CurrentState: Sendable {
 
 extension StatusFormat {
     /// What `status` and `check` print: one JSON object, the user's template, or
-    /// the plain line for a person.
+    /// the plain line for a person, with control characters in values made visible.
     public static func output(_ event: StateEvent, format: String?, json: Bool, now: Int64 = WallClock.micros()) -> String {
         if json { return JSONText.object(event) }
-        return render(format ?? plainTemplate(for: event), event, now: now)
+        return render(format ?? plainTemplate(for: event), event, now: now, escape: TerminalText.visible)
     }
 }

@@ -1,6 +1,6 @@
 import LifelineCore
 
-/// Renders a state through a user's template (SPEC §6 `--format`):
+/// Renders a state through a user's template (`status --format`):
 /// `{state}`, `{icon}`, `{interface}`, `{kind}`, `{rtt_ms}`, `{since}`,
 /// `{duration}`, `{reason}`. Unknown fields are left as written, so a typo shows.
 public enum StatusFormat {
@@ -32,10 +32,13 @@ public enum StatusFormat {
     }
 
     /// `escape` is applied to every field value, never to the template: a surface
-    /// that interprets markup (tmux `#[…]`, Pango) keeps the user's markup and
-    /// shows values (a reason from a third-party monitor) literally.
+    /// that interprets markup (tmux `#[…]`, Pango) or control characters (a
+    /// terminal) keeps the user's own markup and shows values (a reason from a
+    /// third-party monitor) literally. `duration` writes `{duration}`: a surface
+    /// that is not redrawn every second shows it coarser.
     public static func render(
-        _ template: String, _ e: StateEvent, now: Int64, escape: (String) -> String = { $0 }
+        _ template: String, _ e: StateEvent, now: Int64, escape: (String) -> String = { $0 },
+        duration: (Duration) -> String = DurationText.human
     ) -> String {
         var out = ""
         var rest = Substring(template)
@@ -43,7 +46,7 @@ public enum StatusFormat {
             out += rest[..<open]
             guard let close = rest[open...].firstIndex(of: "}") else { break }
             let name = rest[rest.index(after: open)..<close]
-            if let value = field(String(name), e, now: now) {
+            if let value = field(String(name), e, now: now, duration: duration) {
                 out += escape(value)
             } else {
                 out += rest[open...close]
@@ -63,7 +66,28 @@ public enum StatusFormat {
         return t
     }
 
-    static func field(_ name: String, _ e: StateEvent, now: Int64) -> String? {
+    /// How long the state has held at `now`; zero for a `since` in the future.
+    /// `since` comes from files other programs can write, so any value, even
+    /// Int64.min, gives an answer rather than an overflow.
+    public static func elapsed(since: Int64, now: Int64) -> Duration {
+        let (difference, overflow) = now.subtractingReportingOverflow(since)
+        if overflow { return since < 0 ? .microseconds(Int64.max) : .zero }
+        return .microseconds(max(0, difference))
+    }
+
+    /// `{duration}` to the minute ("<1m", "45m", "2h 5m"): for a surface that is
+    /// refreshed once a minute, where seconds would stand still and mislead.
+    public static func minutes(_ d: Duration) -> String {
+        let total = max(0, d.microseconds / 60_000_000)
+        if total == 0 { return "<1m" }
+        let (h, m) = (total / 60, total % 60)
+        if h > 0 { return m > 0 ? "\(h)h \(m)m" : "\(h)h" }
+        return "\(m)m"
+    }
+
+    static func field(
+        _ name: String, _ e: StateEvent, now: Int64, duration: (Duration) -> String = DurationText.human
+    ) -> String? {
         switch name {
         case "state": e.state.rawValue
         case "icon": icon(e.state)
@@ -71,7 +95,7 @@ public enum StatusFormat {
         case "kind": e.kind.rawValue
         case "rtt_ms": e.rttMs < 0 ? "" : JSONText.number(e.rttMs.rounded())
         case "since": String(e.since)
-        case "duration": DurationText.human(.microseconds(max(0, now - e.since)))
+        case "duration": duration(elapsed(since: e.since, now: now))
         case "reason": e.reason
         default: nil
         }

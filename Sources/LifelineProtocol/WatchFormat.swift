@@ -1,10 +1,10 @@
 import LifelineCore
 
-/// What `lifeline watch --format F` prints (SPEC §6): pure renderers, one line
+/// What `lifeline watch --format F` prints: pure renderers, one line
 /// per state, so any source of changes (the state file, D-Bus) can drive them.
 ///
 /// - `plain`: a line for a person ("offline via wlan0 (wifi): default route removed").
-/// - `json`: every field of SPEC §2, one object per line.
+/// - `json`: every field of the state, one object per line.
 /// - `i3bar`: the i3bar/swaybar protocol: a header, `[`, then one status line
 ///   (an array of blocks) per change, each followed by a comma (the "infinite array").
 /// - `waybar`: one object per line with `text`, `tooltip`, `class` (the state) and
@@ -40,34 +40,63 @@ public enum WatchFormat: Sendable, Equatable {
         }
     }
 
-    /// The line for `e` (nil: no daemon runs), without the newline.
+    /// The line for `e` (nil: no daemon runs), without the newline. Each surface
+    /// escapes field values for its own syntax, here and nowhere else: a terminal
+    /// (plain, templates) sees control characters made visible; waybar parses
+    /// `text` and `tooltip` as Pango markup, so `&`, `<` and `>` (a portal's URL,
+    /// an HTML page) are written as entities; i3bar blocks say `markup: none`, so
+    /// i3bar and swaybar show `full_text` as it is; JSON strings are quoted.
     public func line(_ e: StateEvent?, now: Int64) -> String {
         let e = e ?? Self.noDaemon(at: now)
         switch self {
         case .plain:
-            return StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now)
+            return StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now,
+                                       escape: TerminalText.visible)
         case .json:
             return JSONText.object(e)
         case .template(let template):
-            return StatusFormat.render(template, e, now: now)
+            return StatusFormat.render(template, e, now: now, escape: TerminalText.visible)
         case .i3bar:
-            let text = StatusFormat.render(StatusFormat.defaultTemplate, e, now: now)
+            let text = StatusFormat.render(StatusFormat.defaultTemplate, e, now: now, escape: TerminalText.visible)
             let block = [
                 ("name", JSONText.quote("lifeline")),
                 ("full_text", JSONText.quote(text)),
                 ("short_text", JSONText.quote(StatusFormat.icon(e.state))),
                 ("color", JSONText.quote(StatusFormat.color(e.state))),
                 ("urgent", e.state == .offline ? "true" : "false"),
+                ("markup", JSONText.quote("none")),
             ]
             return "[" + Self.object(block) + "],"
         case .waybar:
+            let text = StatusFormat.render(StatusFormat.defaultTemplate, e, now: now, escape: Self.markup)
+            let tooltip = StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now,
+                                              escape: Self.markup)
             return Self.object([
-                ("text", JSONText.quote(StatusFormat.render(StatusFormat.defaultTemplate, e, now: now))),
-                ("tooltip", JSONText.quote(StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now))),
+                ("text", JSONText.quote(text)),
+                ("tooltip", JSONText.quote(tooltip)),
                 ("class", JSONText.quote(e.state.rawValue)),
                 ("alt", JSONText.quote(e.state.rawValue)),
             ])
         }
+    }
+
+    /// A value inside Pango markup: shown as written, never parsed as a tag or an
+    /// entity. Control characters are made visible first (Pango refuses most of
+    /// them, and a refused tooltip is shown empty).
+    public static func markup(_ value: String) -> String {
+        var out = ""
+        out.reserveCapacity(value.utf8.count)
+        for scalar in TerminalText.visible(value).unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// What a bar shows while no daemon runs: `unknown`, saying why.

@@ -43,7 +43,7 @@ struct HistoryCommand: ParsableCommand {
         for o in outages {
             let end = o.end.map(localTime) ?? "ongoing"
             print(pad(localTime(o.start), 19) + "  " + pad(end, 19) + "  "
-                  + pad(DurationText.human(o.duration(now: now)), 9) + "  " + pad(o.worst.rawValue, 7) + "  " + o.reason)
+                  + pad(DurationText.human(o.duration(now: now)), 9) + "  " + pad(o.worst.rawValue, 7) + "  " + TerminalText.visible(o.reason))
         }
     }
 

@@ -64,8 +64,12 @@ struct WatchCommand: ParsableCommand {
     }
 }
 
-/// Changes as `StateChanged` signals of org.lifeline.Lifeline1; the daemon leaving
-/// or coming back is seen through `NameOwnerChanged`.
+/// Changes as signals of org.lifeline.Lifeline1: `StateChanged` carries each
+/// transition; `PropertiesChanged` alone says the reason or round trip changed
+/// within a state, and is applied to the state last shown, so `watch` prints a
+/// line for those too, as it does from the state file. Both come in the order
+/// the daemon sent them, so no line shows an older state after a newer one. The
+/// daemon leaving or coming back is seen through `NameOwnerChanged`.
 struct DBusWatchSource: WatchSource {
     let client: DaemonClient
 
@@ -78,13 +82,16 @@ struct DBusWatchSource: WatchSource {
         do {
             // Subscribe before asking for the state: nothing falls in between.
             try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='\(Lifeline1.interfaceName)',member='StateChanged'")
+            try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Lifeline1.interfaceName)'")
             try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Lifeline1.busName)'")
         } catch {
             throw Failure(description: "cannot subscribe: \(error)")
         }
         var order = SequenceOrder()
+        var shown: StateEvent?
         func show(_ e: StateEvent?) {
             if let e, !order.accepts(e) { return }
+            shown = e
             deliver(e)
         }
         show(try? client.status())
@@ -95,6 +102,11 @@ struct DBusWatchSource: WatchSource {
                           let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
                     else { continue }
                     show(event)
+                } else if message.is(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
+                    guard let current = shown, let args = try? message.arguments(), args.count >= 2,
+                          let changed = args[1].vardictEntries
+                    else { continue }
+                    show(Self.applying(changed, to: current))
                 } else if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
                     guard let args = try? message.arguments(), args.count == 3, let owner = args[2].string else { continue }
                     // A new daemon counts its sequence from 0 again.
@@ -105,15 +117,33 @@ struct DBusWatchSource: WatchSource {
         } while bus.readWrite(timeoutMs: -1)
         throw Failure(description: "lost the session bus")
     }
+
+    /// `e` with the changed properties of a `PropertiesChanged` signal; those it
+    /// does not show (a later daemon's additions) change nothing.
+    static func applying(_ changed: [(String, BusValue)], to e: StateEvent) -> StateEvent {
+        var fields = Lifeline1.details(e)
+        for (property, value) in changed {
+            guard let field = fieldOfProperty[property], let slot = fields.firstIndex(where: { $0.0 == field }) else { continue }
+            fields[slot].1 = value
+        }
+        return Lifeline1.event(fromDetails: fields) ?? e
+    }
+
+    /// Each property's field in the `details` map.
+    static let fieldOfProperty = [
+        "State": "state", "Previous": "previous", "Since": "since", "Interface": "interface", "Kind": "kind",
+        "Reason": "reason", "RttMs": "rtt_ms", "Metered": "metered", "Sequence": "sequence",
+    ]
 }
 
 /// Drops events older than one already shown: signals queued while `GetStatus`
-/// was answered may predate its answer.
+/// was answered may predate its answer. The same sequence number again is the
+/// same state with newer attributes (reason, round trip), and is shown.
 struct SequenceOrder {
     private var last: UInt64?
 
     mutating func accepts(_ e: StateEvent) -> Bool {
-        if let last, e.sequence <= last, e.sequence != 0 { return false }
+        if let last, e.sequence < last, e.sequence != 0 { return false }
         last = e.sequence
         return true
     }

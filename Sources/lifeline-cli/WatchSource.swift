@@ -86,35 +86,3 @@ struct StateFileSource: WatchSource {
         }
     }
 }
-
-/// The records of one `read` from an inotify descriptor.
-struct InotifyEvents: Sequence, IteratorProtocol {
-    struct Event {
-        var mask: UInt32
-        var name: String
-    }
-
-    let bytes: ArraySlice<UInt8>
-    var offset: Int
-
-    init(bytes: ArraySlice<UInt8>) {
-        self.bytes = bytes
-        self.offset = bytes.startIndex
-    }
-
-    mutating func next() -> Event? {
-        // struct inotify_event { int wd; uint32_t mask; uint32_t cookie; uint32_t len; char name[len]; }
-        let header = 16
-        guard offset + header <= bytes.endIndex else { return nil }
-        func u32(_ at: Int) -> UInt32 {
-            UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
-        }
-        let mask = u32(offset + 4)
-        let length = Int(u32(offset + 12))
-        let nameStart = offset + header
-        let end = Swift.min(nameStart + length, bytes.endIndex)
-        let nameBytes = bytes[nameStart..<end].prefix { $0 != 0 }
-        offset = nameStart + length
-        return Event(mask: mask, name: String(decoding: nameBytes, as: UTF8.self))
-    }
-}

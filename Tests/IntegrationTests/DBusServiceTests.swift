@@ -187,11 +187,13 @@ import Testing
         #expect(try s.getProperty("State").contains("string \"offline\""))
         #expect(try s.getProperty("Reason").contains("string \"carrier lost\""))
 
-        // `lifeline watch`: the state at start, then one line per StateChanged, in order.
-        await Harness.waitUntil("watch to print 7 lines") { watch.lines.count >= 7 }
+        // `lifeline watch`: the state at start, then one line per change, in order: each
+        // StateChanged, and the attribute-only change (same sequence, the new rtt).
+        await Harness.waitUntil("watch to print 8 lines") { watch.lines.count >= 8 }
         let watched = watch.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(watched.compactMap { $0["sequence"] as? Int } == Array(0...6))
-        #expect(watched.compactMap { $0["state"] as? String } == ["unknown", "online", "offline", "limited", "portal", "online", "offline"])
+        #expect(watched.compactMap { $0["sequence"] as? Int } == [0, 1, 2, 3, 4, 5, 5, 6])
+        #expect(watched.compactMap { $0["state"] as? String } == ["unknown", "online", "offline", "limited", "portal", "online", "online", "offline"])
+        #expect(watched.count == 8 && (watched[6]["rtt_ms"] as? Double) == 20.5)
         // The log sink wrote the same transitions: one event stream, several surfaces.
         #expect(s.daemon.loggedStates() == ["online", "offline", "limited", "portal", "online", "offline"])
         watch.stop()

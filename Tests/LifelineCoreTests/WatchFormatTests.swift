@@ -42,7 +42,8 @@ struct WatchFormatTests {
         #expect(o["text"] as? String == "○ offline")
         #expect(o["class"] as? String == "offline")
         #expect(o["alt"] as? String == "offline")
-        #expect(o["tooltip"] as? String == #"offline via wlan0 (wifi): default route via "wlan0" removed"#)
+        // Pango markup: the quotes of a value are entities.
+        #expect(o["tooltip"] as? String == #"offline via wlan0 (wifi): default route via &quot;wlan0&quot; removed"#)
         #expect(WatchFormat.waybar.header.isEmpty)
         for state in ConnectivityState.allCases {
             var e = offline
@@ -122,5 +123,113 @@ struct StateRecordTests {
     ])
     func rejectsAnythingElse(_ text: String) {
         #expect(StateRecord.parse(Array(text.utf8)) == nil)
+    }
+}
+
+/// Reasons a third-party monitor, a captive portal or a crafted file could put
+/// in front of a user, each with what a terminal must print for it.
+enum Nasty {
+    static let megabyte = String(repeating: "ab&<", count: 256 * 1024)
+    static let terminal: [(value: String, shown: String)] = [
+        ("<b>x</b>", "<b>x</b>"),
+        ("<span color=red>", "<span color=red>"),
+        (#"<a href="https://phish/">x</a>"#, #"<a href="https://phish/">x</a>"#),
+        ("a&b", "a&b"),
+        ("#(touch /tmp/pwned)", "#(touch /tmp/pwned)"),
+        ("#{pane_id}", "#{pane_id}"),
+        ("#[fg=red]", "#[fg=red]"),
+        ("%Y %s 100%", "%Y %s 100%"),
+        ("\u{1b}]0;title\u{07}", "^[]0;title^G"),
+        ("\u{1b}[2J", "^[[2J"),
+        ("line\nbreak\ttab\r\u{7f}", "line^Jbreak^Itab^M^?"),
+        ("\u{9b}31m eight-bit CSI", "M-^[31m eight-bit CSI"),
+        ("bad \u{FFFD} UTF-8", "bad \u{FFFD} UTF-8"),
+        (megabyte, megabyte),
+    ]
+}
+
+struct TerminalSurfaceTests {
+    let now: Int64 = 1_700_000_133_000_000
+
+    func event(reason: String, interface: String = "wlan0") -> StateEvent {
+        StateEvent(state: .offline, previous: .online, since: 1_700_000_000_000_000, interface: interface, kind: .wifi,
+                   reason: reason, rttMs: -1, metered: false, sequence: 7)
+    }
+
+    @Test func controlCharactersAreShownAsCatDoesEverythingElseAsIs() {
+        for (value, shown) in Nasty.terminal {
+            #expect(TerminalText.visible(value) == shown, "\(value.prefix(40).debugDescription)")
+        }
+    }
+
+    /// `status` (the plain line and templates), `watch` plain and templates print
+    /// every value with its control characters visible; the user's own template
+    /// may hold escape sequences (colours) and keeps them.
+    @Test func statusAndWatchLinesShowValuesLiterally() {
+        for (value, shown) in Nasty.terminal {
+            let e = event(reason: value, interface: "e\u{1b}[1mth0")
+            let expected = "offline via e^[[1mth0 (wifi): " + shown
+            #expect(WatchFormat.plain.line(e, now: now) == expected)
+            #expect(StatusFormat.output(e, format: nil, json: false, now: now) == "offline via e^[[1mth0 (wifi) for 2m 13s: " + shown)
+            #expect(WatchFormat.template("\u{1b}[31m{reason}\u{1b}[0m").line(e, now: now) == "\u{1b}[31m" + shown + "\u{1b}[0m")
+            #expect(StatusFormat.output(e, format: "{interface}|{reason}", json: false, now: now) == "e^[[1mth0|" + shown)
+        }
+    }
+
+    /// waybar reads `text` and `tooltip` as Pango markup: values are entities,
+    /// never tags. The line stays one valid JSON object whatever the value.
+    @Test func waybarEscapesMarkupInTextAndTooltip() throws {
+        for (value, shown) in Nasty.terminal {
+            let line = WatchFormat.waybar.line(event(reason: value), now: now)
+            #expect(!line.contains("\n"))
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let tooltip = try #require(o["tooltip"] as? String)
+            let markup = shown.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+                .replacingOccurrences(of: "'", with: "&#39;")
+            #expect(tooltip == "offline via wlan0 (wifi): " + markup, "\(value.prefix(40).debugDescription)")
+            #expect(!tooltip.unicodeScalars.contains { $0 == "<" || $0 == ">" || TerminalText.isControl($0) })
+        }
+        #expect(WatchFormat.markup(#"<a href="x">&'"#) == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
+    }
+
+    /// i3bar and swaybar take `full_text` as plain text when the block says
+    /// `markup: none`: shown as it is, with control characters visible.
+    @Test func i3barBlocksAreUnmarkedPlainText() throws {
+        for (value, shown) in Nasty.terminal {
+            let line = WatchFormat.i3bar.line(event(reason: value, interface: value), now: now)
+            let blocks = try #require(try JSONSerialization.jsonObject(with: Data(line.dropLast().utf8)) as? [[String: Any]])
+            #expect(blocks[0]["markup"] as? String == "none")
+            #expect(blocks[0]["full_text"] as? String == "○ offline")
+            let custom = WatchFormat.template("{reason}").line(event(reason: value), now: now)
+            #expect(custom == shown)
+        }
+    }
+
+    /// `since` comes from a file other programs can write: no value traps.
+    @Test func durationOfAnySinceIsAnAnswer() {
+        for since in [Int64.min, Int64.min + 1, -1, 0, now, now + 1, Int64.max] {
+            var e = event(reason: "r")
+            e.since = since
+            _ = StatusFormat.render("{duration} {since}", e, now: now)
+            _ = StatusFormat.render("{duration}", e, now: Int64.min)
+            _ = StatusFormat.render("{duration}", e, now: Int64.max)
+        }
+        #expect(StatusFormat.elapsed(since: Int64.min, now: now) == .microseconds(Int64.max))
+        #expect(StatusFormat.elapsed(since: Int64.max, now: -5) == .zero)
+        #expect(StatusFormat.elapsed(since: now + 5, now: now) == .zero)
+        #expect(StatusFormat.elapsed(since: now - 5, now: now) == .microseconds(5))
+        var old = event(reason: "r")
+        old.since = Int64.min
+        #expect(StatusFormat.render("{duration}", old, now: now) == "2562047788h")
+    }
+
+    @Test func minutesForSurfacesRefreshedOnceAMinute() {
+        #expect(StatusFormat.minutes(.seconds(59)) == "<1m")
+        #expect(StatusFormat.minutes(.seconds(60)) == "1m")
+        #expect(StatusFormat.minutes(.seconds(3599)) == "59m")
+        #expect(StatusFormat.minutes(.seconds(3600)) == "1h")
+        #expect(StatusFormat.minutes(.seconds(7500)) == "2h 5m")
+        #expect(StatusFormat.minutes(.microseconds(Int64.max)) == "2562047788h")
     }
 }

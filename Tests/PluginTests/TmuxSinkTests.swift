@@ -3,6 +3,7 @@ import LifelineConfig
 @testable import LifelineCore
 import Testing
 import Logging
+import Synchronization
 @testable import TmuxSink
 
 struct TmuxTextTests {
@@ -28,7 +29,7 @@ struct TmuxTextTests {
     @Test func valuesAreLiteralTemplateStylesAreKept() {
         let e = event(.limited, interface: "e#[fg=blue]th0", reason: "probe said #(reboot)\nnow")
         let text = TmuxText.status(e, template: "#[bold]{interface}#[nobold] {reason}", colors: false, now: now)
-        #expect(text == "#[bold]e##[fg=blue]th0#[nobold] probe said ##(reboot) now")
+        #expect(text == "#[bold]e##[fg=blue]th0#[nobold] probe said ##(reboot)^Jnow")
     }
 
     @Test func aTrailingSemicolonSurvivesTmuxArgumentParsing() {
@@ -37,9 +38,41 @@ struct TmuxTextTests {
     }
 
     @Test func alertNamesStateInterfaceAndReasonLiterally() {
-        let e = event(.offline, reason: "route #(gone)")
-        #expect(TmuxText.alert(e) == "Lifeline: offline (wlan0) — route ##(gone)")
+        let e = event(.offline, reason: "route #(gone) 100%")
+        #expect(TmuxText.alert(e) == "Lifeline: offline (wlan0) — route ##(gone) 100%%")
         #expect(TmuxText.alert(event(.portal, interface: "")) == "Lifeline: portal")
+    }
+
+    /// Each hostile value as the status line's value and as the alert: `#`
+    /// doubled in both, `%` doubled in the alert (display-message runs strftime),
+    /// control characters visible, long values cut.
+    @Test func hostileValuesAreEscapedForEachTmuxSyntax() {
+        let long = String(repeating: "x", count: 1024 * 1024)
+        let cases: [(value: String, status: String, alert: String)] = [
+            ("<b>x</b>", "<b>x</b>", "<b>x</b>"),
+            ("a&b", "a&b", "a&b"),
+            ("#(touch /tmp/pwned)", "##(touch /tmp/pwned)", "##(touch /tmp/pwned)"),
+            ("#{pane_id}", "##{pane_id}", "##{pane_id}"),
+            ("#[fg=red]", "##[fg=red]", "##[fg=red]"),
+            ("%Y %s 100%", "%Y %s 100%", "%%Y %%s 100%%"),
+            ("\u{1b}]0;title\u{07}", "^[]0;title^G", "^[]0;title^G"),
+            ("\u{1b}[2J", "^[[2J", "^[[2J"),
+            ("ends in ;", "ends in \\;", "ends in \\;"),
+            (long, String(repeating: "x", count: 255) + "…", String(repeating: "x", count: 255) + "…"),
+        ]
+        for (value, status, alert) in cases {
+            let e = event(.offline, interface: "", reason: value)
+            #expect(TmuxText.status(e, template: "{reason}", colors: false, now: now) == status, "\(value.prefix(30))")
+            #expect(TmuxText.alert(e) == "Lifeline: offline — " + alert, "\(value.prefix(30))")
+        }
+    }
+
+    @Test func durationIsShownToTheMinute() {
+        var e = event(.offline)
+        e.since = now - 125_000_000
+        #expect(TmuxText.status(e, template: "{duration}", colors: false, now: now) == "2m")
+        e.since = Int64.min
+        #expect(TmuxText.status(e, template: "{duration}", colors: false, now: now) == "2562047788h")
     }
 }
 
@@ -112,7 +145,6 @@ struct TmuxPusherTests {
         let sockets: String
         let calls: String
         let tmux: String
-        let dbusSend: String
         var live: [UnixSocket] = []
 
         init() throws {
@@ -129,14 +161,7 @@ struct TmuxPusherTests {
                 [ "$3" = list-clients ] && echo /dev/pts/9
                 exit 0
                 """.write(toFile: tmux, atomically: true, encoding: .utf8)
-            dbusSend = dir + "/dbus-send"
-            try """
-                #!/bin/sh
-                [ -e '\(dir)/notifications' ] || exit 1
-                echo '   boolean true'
-                """.write(toFile: dbusSend, atomically: true, encoding: .utf8)
             chmod(tmux, 0o755)
-            chmod(dbusSend, 0o755)
         }
 
         func server(_ name: String) throws {
@@ -147,7 +172,14 @@ struct TmuxPusherTests {
             let context = PluginContext(name: "sink tmux", logger: Logger(label: "test"),
                                         paths: Paths(configHome: dir, stateHome: dir, runtimeDir: dir),
                                         control: Bus(clock: ContinuousClock()))
-            return TmuxSink(config: config, context: context, socketDirectory: sockets, tmux: tmux, dbusSend: dbusSend)
+            return TmuxSink(config: config, context: context, socketDirectory: sockets, tmux: tmux)
+        }
+
+        /// Every call so far, leaving them for `take` (a sink running meanwhile
+        /// may be appending).
+        func all() -> [String] {
+            let text = (try? String(contentsOfFile: calls, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").map { $0.replacingOccurrences(of: sockets + "/", with: "") }
         }
 
         /// Calls since the last look.
@@ -165,10 +197,12 @@ struct TmuxPusherTests {
 
     static let start: Int64 = 1_700_000_000_000_000
 
-    func update(_ state: ConnectivityState, outage: UInt64? = nil, transition: Bool = true, mutedUntil: Int64 = 0) -> Update {
+    func update(_ state: ConnectivityState, outage: UInt64? = nil, transition: Bool = true, mutedUntil: Int64 = 0,
+                notificationServer: Bool? = nil) -> Update {
         let e = StateEvent(state: state, previous: .unknown, since: Self.start, interface: "eth0", reason: "r", sequence: 1)
         let o = outage.map { Outage(id: $0, since: Self.start, worst: state, endedAt: state == .online ? Self.start : nil) }
-        return Update(event: e, isTransition: transition, outage: o, mutedUntil: mutedUntil)
+        return Update(event: e, isTransition: transition, outage: o, mutedUntil: mutedUntil,
+                      notificationServerPresent: notificationServer)
     }
 
     @Test func pushesEachNewValueOnceToEveryServerAndNewServersOnRescan() async throws {
@@ -214,31 +248,138 @@ struct TmuxPusherTests {
         #expect(bench.take().filter { !$0.contains("set-option") } == ["-S a list-clients -F #{client_name}", alert])
         await pusher.step(update(.limited, outage: 1))  // same outage
         await pusher.step(update(.online, outage: 1))  // over
-        #expect(bench.take().allSatisfy { $0.contains("set-option") })
+        // Each new value was pushed, and nothing else was run.
+        #expect(bench.take() == ["-S a set-option -g @lifeline #[fg=colour208]◐ limited#[fg=default]",
+                                 "-S a set-option -g @lifeline #[fg=green]● online#[fg=default]"])
 
         let future = WallClock.micros() + 3_600_000_000
         await pusher.step(update(.offline, outage: 2, mutedUntil: future))
-        #expect(bench.take().allSatisfy { $0.contains("set-option") })
+        #expect(bench.take() == ["-S a set-option -g @lifeline #[fg=red]○ offline#[fg=default]"])
         await pusher.step(update(.limited, outage: 2))  // mute over, same outage: not told yet
         #expect(bench.take().contains { $0.contains("display-message") && $0.contains("limited") })
         await pusher.step(update(.limited, outage: 2, transition: false))
         #expect(bench.take().isEmpty)
     }
 
-    @Test func autoStaysQuietWhenANotificationServerRunsNeverAlwaysQuiet() async throws {
+    /// `auto` alerts unless the notification sink says a server is there: an
+    /// absent server or no notification sink at all (nil) leaves tmux as the
+    /// only place to say it.
+    @Test func autoAlertsUnlessTheNotificationSinkSeesAServerNeverStaysQuiet() async throws {
         let bench = try Bench()
         try bench.server("a")
-        _ = FileManager.default.createFile(atPath: bench.dir + "/notifications", contents: Data())
         var auto = Pusher(sink: bench.sink(TmuxSink.Config(alert: .auto)))
-        await auto.step(update(.offline, outage: 1))
+        await auto.step(update(.offline, outage: 1, notificationServer: true))
         #expect(!bench.take().contains { $0.contains("display-message") })
 
-        unlink(bench.dir + "/notifications")
-        await auto.step(update(.offline, outage: 2))
+        await auto.step(update(.offline, outage: 2, notificationServer: false))
         #expect(bench.take().contains { $0.contains("display-message") })
 
-        var never = Pusher(sink: bench.sink(TmuxSink.Config(alert: .never)))
-        await never.step(update(.offline, outage: 3))
+        await auto.step(update(.offline, outage: 3, notificationServer: nil))
+        #expect(bench.take().contains { $0.contains("display-message") })
+
+        // The server going away within an outage it already has changes nothing:
+        // the toast is on screen.
+        await auto.step(update(.offline, outage: 4, notificationServer: true))
+        await auto.step(update(.offline, outage: 4, transition: false, notificationServer: false))
         #expect(!bench.take().contains { $0.contains("display-message") })
+
+        var never = Pusher(sink: bench.sink(TmuxSink.Config(alert: .never)))
+        await never.step(update(.offline, outage: 5, notificationServer: false))
+        #expect(!bench.take().contains { $0.contains("display-message") })
+    }
+
+    /// `{duration}` moves on without updates, once a minute: the loop is woken
+    /// when the minute shown changes, never in between; without `{duration}` in
+    /// the template nothing wakes it.
+    @Test func durationIsRefreshedWhenTheMinuteShownChanges() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        let clock = Mutex<Int64>(Self.start + 30_000_000)
+        var pusher = Pusher(sink: bench.sink(TmuxSink.Config(format: "{state} {duration}", colors: false, alert: .never)))
+        pusher.now = { clock.withLock { $0 } }
+        await pusher.step(update(.offline, transition: false))
+        #expect(bench.take() == ["-S a set-option -g @lifeline offline <1m"])
+        #expect(pusher.refreshDelay() == .seconds(30))
+
+        clock.withLock { $0 = Self.start + 59_000_000 }
+        #expect(pusher.refreshDelay() == .seconds(1))
+        await pusher.step(nil)  // woken early: same text, nothing pushed
+        #expect(bench.take().isEmpty)
+
+        clock.withLock { $0 = Self.start + 60_000_000 }
+        await pusher.step(nil)
+        #expect(bench.take() == ["-S a set-option -g @lifeline offline 1m"])
+        #expect(pusher.refreshDelay() == .seconds(60))
+
+        clock.withLock { $0 = Self.start + 7_530_000_000 }
+        await pusher.step(nil)
+        #expect(bench.take() == ["-S a set-option -g @lifeline offline 2h 5m"])
+        #expect(pusher.refreshDelay() == .seconds(30))
+
+        var plain = Pusher(sink: bench.sink(TmuxSink.Config(format: "{state} {reason}", alert: .never)))
+        await plain.step(update(.offline, transition: false))
+        #expect(plain.refreshDelay() == nil)
+    }
+
+    /// A `since` far in the past or future (a wall clock set wrong) never traps
+    /// and never asks for a wake-up more than a minute away.
+    @Test func refreshDelayIsBoundedForAnySince() async throws {
+        let bench = try Bench()
+        var pusher = Pusher(sink: bench.sink(TmuxSink.Config(format: "{duration}", alert: .never)))
+        for since in [Int64.min, -1, 0, Self.start, Int64.max] {
+            for now in [Int64.min, 0, Self.start, Int64.max] {
+                pusher.now = { now }
+                pusher.event = StateEvent(state: .online, previous: .unknown, since: since, sequence: 1)
+                let delay = try #require(pusher.refreshDelay())
+                #expect(delay >= .zero && delay <= .seconds(60), "since \(since) now \(now): \(delay)")
+            }
+        }
+    }
+
+    /// The running sink: a server that appears gets the value at once, a socket
+    /// that starts listening a little after it appears gets it too, and while
+    /// nothing changes the loop does not turn at all (no polling).
+    @Test func newServersAreSeenAtOnceAndNothingRunsWhileNothingChanges() async throws {
+        let bench = try Bench()
+        try bench.server("a")
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let mailbox = bus.attachSink(policy: .latest)
+        let turns = Mutex(0)
+        var sink = bench.sink(TmuxSink.Config(colors: false, alert: .never))
+        sink.onTurn = { turns.withLock { $0 += 1 } }
+        let running = Task { [sink] in try await sink.run(updates: SinkUpdates(mailbox)) }
+        bus.makeMonitorHandle(name: "t").publish(Observation(role: .link, state: .online, interface: "eth0", reason: "up"))
+
+        func waitForCall(_ server: String, within limit: Duration) async -> Duration? {
+            let clock = ContinuousClock()
+            let start = clock.now
+            while clock.now - start < limit {
+                if bench.all().contains(where: { $0.hasPrefix("-S \(server) set-option") }) { return clock.now - start }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return nil
+        }
+        #expect(await waitForCall("a", within: .seconds(5)) != nil)
+
+        // The start settles (the update and the watch's first look may take a
+        // turn each); from then on nothing may happen until something changes.
+        try await Task.sleep(for: .milliseconds(300))
+        let before = turns.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(2500))  // a window in which nothing may happen
+        #expect(turns.withLock { $0 } == before, "the loop turned while nothing changed")
+
+        try bench.server("b")
+        let seen = await waitForCall("b", within: .seconds(2))
+        #expect(seen != nil && seen! < .milliseconds(100), "new server served after \(String(describing: seen))")
+
+        // Created, and listening only a moment later, as tmux does.
+        let late = try UnixSocket(path: bench.sockets + "/c", listen: false)
+        bench.live.append(late)
+        try await Task.sleep(for: .milliseconds(30))
+        _ = listen(late.fd, 4)
+        #expect(await waitForCall("c", within: .seconds(2)) != nil)
+
+        mailbox.close()  // the sink ends with its updates, and stops watching
+        _ = await running.result
     }
 }

@@ -7,7 +7,7 @@ import System
 import SystemPackage
 #endif
 
-/// Runs one short program (tmux, dbus-send) as argv, never through a shell, with
+/// Runs one short program (tmux) as argv, never through a shell, with
 /// a time limit: a stopped tmux server must not hold the sink forever.
 struct CommandRunner: Sendable {
     enum Outcome: Equatable, Sendable {
