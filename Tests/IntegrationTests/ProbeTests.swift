@@ -8,12 +8,16 @@ import Testing
 @Suite(.serialized) struct ProbeTests {
     static let requirement = Harness.Requirement.rootAnd(["ip", "nft", "python3"])
 
-    /// A short-cycle probe config; `extra` lines go into the `[[monitor]]` table.
+    /// A short-cycle probe config; `extra` lines go into the probe's `[[monitor]]`
+    /// table. The probe learns the route from the link monitor, as in the defaults.
     static func config(url: String, interval: String = "2s", timeout: String = "1s", extra: String = "") -> String {
         """
         [debounce]
         down = "200ms"
         up = "100ms"
+
+        [[monitor]]
+        kind = "netlink"
 
         [[monitor]]
         kind = "probe"
@@ -210,11 +214,7 @@ import Testing
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
-        // The probe learns the route from the link monitor, as in the defaults.
-        let config = Self.config(url: lab.checkURL, interval: "1s")
-            .replacingOccurrences(of: "[[monitor]]\nkind = \"probe\"", with: "[[monitor]]\nkind = \"netlink\"\n\n[[monitor]]\nkind = \"probe\"")
-        #expect(config.contains("kind = \"netlink\""))
-        let fixture = try startDaemon(lab, config: config)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "1s"))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
 
         try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])

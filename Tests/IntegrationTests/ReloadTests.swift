@@ -3,16 +3,16 @@ import Testing
 
 /// SIGHUP reloads change only what changed, and lose nothing published meanwhile.
 @Suite struct ReloadTests {
-    /// An exec monitor that counts its own starts, then stays quiet.
-    func countingMonitor(_ f: DaemonFixture) throws -> (toml: String, starts: String) {
+    /// An exec monitor that counts its own starts, then relays what the test says.
+    func countingMonitor(_ f: DaemonFixture) throws -> (toml: String, starts: String, net: ScriptedNetwork) {
         let starts = f.path("starts")
+        let net = ScriptedNetwork(fixture: f)
         let script = try f.writeScript("counting.sh", """
             #!/bin/sh
             echo start >> '\(starts)'
-            echo '{"state":"online","interface":"eth0","reason":"scripted"}'
-            exec sleep 600
+            exec tail -n +1 -F '\(net.feed)'
             """)
-        return ("[[monitor]]\nkind = \"exec\"\ncommand = [\"\(script)\"]\n", starts)
+        return ("[[monitor]]\nkind = \"exec\"\ncommand = [\"\(script)\"]\n", starts, net)
     }
 
     func startCount(_ path: String) -> Int {
@@ -25,6 +25,7 @@ import Testing
         try f.writeConfig(monitor.toml + "\n[[sink]]\nkind = \"log\"\n")
         try f.start()
         defer { Task { await f.stop() } }
+        try monitor.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
         #expect(startCount(monitor.starts) == 1)
         let pid = try #require(f.process?.processIdentifier)
@@ -34,11 +35,13 @@ import Testing
         try f.writeConfig(monitor.toml + "\n[[sink]]\nkind = \"log\"\n\n[[sink]]\nkind = \"log\"\npath = \"\(second)\"\n")
         kill(pid, SIGHUP)
         await Harness.waitUntil("reloaded") { f.daemonLog.contains("SIGHUP: reloaded") }
-        // The new sink starts from the current state; the old ones saw nothing new.
-        await Harness.waitUntil("the new sink ran") { FileManager.default.fileExists(atPath: second) }
-        try await Task.sleep(for: .milliseconds(300))
+        try monitor.net.say("limited", interface: "eth0")
+        // The kept log saw only the new transition; the new one starts with it.
+        await Harness.waitUntil("limited in both logs") {
+            f.loggedStates() == ["online", "limited"]
+                && ((try? String(contentsOfFile: second, encoding: .utf8)) ?? "").contains("\"state\":\"limited\"")
+        }
         #expect(startCount(monitor.starts) == 1, "the unchanged monitor was restarted")
-        #expect(f.loggedStates() == ["online"])
         #expect(f.process?.isRunning == true)
     }
 
