@@ -64,7 +64,7 @@ import Testing
         return Lab(desktop: desktop, fixture: fixture, net: net, monitor: monitor)
     }
 
-    @Test func oneToastPerOutageUpdatedInPlaceAndClosedOnRecovery() async throws {
+    @Test func oneToastPerOutageUpdatedInPlaceAndTurnedIntoBackOnline() async throws {
         guard let lab = try await lab() else { return }
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "wlan0")
@@ -79,6 +79,9 @@ import Testing
         #expect(first.summary == "Offline")
         #expect(first.icon == "network-offline")
         #expect(first.body == "Default route via wlan0 removed.")
+        // A click is "Check now", and no server draws that button twice.
+        #expect(first.actions.first == "default")
+        #expect(first.actionLabels.sorted() == ["Check now", "Mute for 1 hour"])
 
         let shot = try lab.desktop.screenshot(named: "notify-offline-toast.png")
         let colours = try Harness.run(["identify", "-format", "%k", shot.path]).stdout
