@@ -38,6 +38,8 @@ final class Notifier: @unchecked Sendable {
     private var current: UnsafeMutablePointer<NotifyNotification>?
     private var transient: UnsafeMutablePointer<NotifyNotification>?
     private var watch: guint = 0
+    /// Set by `shutdown`: what is queued after it shows nothing.
+    private var stopped = false
 
     init(events: AsyncStream<Event>.Continuation) {
         self.events = events
@@ -67,6 +69,7 @@ final class Notifier: @unchecked Sendable {
     /// one on screen updated in place (same id, libnotify's `replaces_id`).
     func show(_ toast: Toast, new: Bool) async throws {
         try await loop.run { [self] in
+            if stopped { return }
             if new || current == nil {
                 drop(&current)
                 current = notify_notification_new("Lifeline", nil, nil)
@@ -81,6 +84,7 @@ final class Notifier: @unchecked Sendable {
     /// otherwise a new short toast. Either way it is no longer the outage toast.
     func showBackOnline(_ toast: Toast) async throws {
         try await loop.run { [self] in
+            if stopped { return }
             drop(&transient)
             let n = current ?? notify_notification_new("Lifeline", nil, nil)!
             current = nil  // its expiry is no dismissal of anything
@@ -103,6 +107,7 @@ final class Notifier: @unchecked Sendable {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             done.set(c)
             loop.perform { [self] in
+                stopped = true
                 closeOnLoop()
                 drop(&transient)
                 if watch != 0 { g_bus_unwatch_name(watch) }

@@ -251,6 +251,19 @@ import Testing
         #expect(lab.calls.notifies.map(\.body) == ["Second outage."], "no Back online for the muted outage")
     }
 
+    @Test func theToastGoesWhenTheDaemonStops() async throws {
+        guard let lab = try await lab() else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
+        // Nobody keeps it true any more: it must not stay on screen.
+        #expect(await lab.fixture.stop() == 0)
+        #expect(lab.calls.closes.count == 1)
+        await Harness.waitUntil("closed on screen") { lab.desktop.displayedCount() == 0 }
+    }
+
     /// Reasons come from the network and from any program an exec monitor runs:
     /// what dunst (which reads body markup) receives is text, never markup.
     @Test func hostileReasonsReachTheServerAsText() async throws {
