@@ -30,7 +30,7 @@ public struct NotifySink: Sink {
     }
 
     public static let kind = "libnotify"
-    public static let summary = "Shows one desktop notification per outage, updated in place and closed on recovery."
+    public static let summary = "Shows one desktop notification per outage, updated in place and turned into \"Back online\" on recovery."
 
     let config: Config
     let context: PluginContext
