@@ -38,6 +38,10 @@ final class Notifier: @unchecked Sendable {
     private var current: UnsafeMutablePointer<NotifyNotification>?
     private var transient: UnsafeMutablePointer<NotifyNotification>?
     private var watch: guint = 0
+    /// Set by `shutdown`: what is queued after it shows nothing.
+    private var stopped = false
+    /// The server's capabilities, asked once per server (a restarted one may be another).
+    private var capabilities: Set<String>?
 
     init(events: AsyncStream<Event>.Continuation) {
         self.events = events
@@ -53,10 +57,14 @@ final class Notifier: @unchecked Sendable {
             watch = g_bus_watch_name(
                 G_BUS_TYPE_SESSION, "org.freedesktop.Notifications", G_BUS_NAME_WATCHER_FLAGS_NONE,
                 { _, _, _, data in
-                    Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue().events.yield(.serverAppeared)
+                    let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
+                    me.capabilities = nil
+                    me.events.yield(.serverAppeared)
                 },
                 { _, _, data in
-                    Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue().events.yield(.serverVanished)
+                    let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
+                    me.capabilities = nil
+                    me.events.yield(.serverVanished)
                 },
                 Unmanaged.passRetained(self).toOpaque(),
                 { data in Unmanaged<Notifier>.fromOpaque(data!).release() })
@@ -67,6 +75,7 @@ final class Notifier: @unchecked Sendable {
     /// one on screen updated in place (same id, libnotify's `replaces_id`).
     func show(_ toast: Toast, new: Bool) async throws {
         try await loop.run { [self] in
+            if stopped { return }
             if new || current == nil {
                 drop(&current)
                 current = notify_notification_new("Lifeline", nil, nil)
@@ -81,6 +90,7 @@ final class Notifier: @unchecked Sendable {
     /// otherwise a new short toast. Either way it is no longer the outage toast.
     func showBackOnline(_ toast: Toast) async throws {
         try await loop.run { [self] in
+            if stopped { return }
             drop(&transient)
             let n = current ?? notify_notification_new("Lifeline", nil, nil)!
             current = nil  // its expiry is no dismissal of anything
@@ -103,6 +113,7 @@ final class Notifier: @unchecked Sendable {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             done.set(c)
             loop.perform { [self] in
+                stopped = true
                 closeOnLoop()
                 drop(&transient)
                 if watch != 0 { g_bus_unwatch_name(watch) }
@@ -128,8 +139,11 @@ final class Notifier: @unchecked Sendable {
     }
 
     private func present(_ n: UnsafeMutablePointer<NotifyNotification>, _ toast: Toast) throws {
-        let caps = Self.serverCapabilities()
-        let markup = caps.contains("body-markup")
+        let caps = capabilities ?? Self.serverCapabilities()
+        // An empty answer is a failed GetCapabilities: ask again next time, and
+        // escape meanwhile (a stray "&amp;" is better than a live link).
+        if !caps.isEmpty { capabilities = caps }
+        let markup = caps.isEmpty || caps.contains("body-markup")
         notify_notification_update(n, ToastText.summary(toast.summary, markup: markup),
                                    ToastText.body(toast.body, markup: markup), toast.icon)
         notify_notification_set_urgency(n, NotifyUrgency(UInt32(toast.urgency.rawValue)))
@@ -160,7 +174,7 @@ final class Notifier: @unchecked Sendable {
         }
     }
 
-    /// GetCapabilities, asked per toast: a restarted server may be another one.
+    /// GetCapabilities.
     private static func serverCapabilities() -> Set<String> {
         var caps = Set<String>()
         let list = notify_get_server_caps()

@@ -24,7 +24,7 @@ public struct NotifySink: Sink {
     }
 
     public static let kind = "libnotify"
-    public static let summary = "Shows one desktop notification per outage, updated in place and closed on recovery."
+    public static let summary = "Shows one desktop notification per outage, updated in place and turned into \"Back online\" on recovery."
 
     let config: Config
     let context: PluginContext
@@ -50,68 +50,74 @@ public struct NotifySink: Sink {
         // While the server keeps us waiting, updates are not queued one by one:
         // only the newest waits, so a toast that is finally shown is the current one.
         let pending = NewestUpdate()
+        // The toast work runs apart from reading updates, so that the end of the
+        // updates (daemon exit) is noticed even while a hung server holds a call.
+        // It is not awaited: a call stuck on a hung server ends on its own, and
+        // whatever the worker sends after `shutdown` below is dropped.
+        Task { await serve(inputs, input: input, pending: pending, notifier: notifier) }
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await event in events { input.yield(.server(event)) }
+            }
+            for await update in updates {
+                if pending.put(update) { input.yield(.updateWaiting) }
+            }
+            group.cancelAll()
+        }
+        input.finish()
+        await notifier.shutdown(waitingAtMost: .seconds(2))
+    }
+
+    private func serve(_ inputs: AsyncStream<Input>, input: AsyncStream<Input>.Continuation,
+                       pending: NewestUpdate, notifier: Notifier) async {
         var policy = ToastPolicy(backOnlineMessage: config.backOnline)
         var latest: Update?
         var serverSeen = false
         var muteTimer: (until: Int64, task: Task<Void, Never>)?
-
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                for await update in updates {
-                    if pending.put(update) { input.yield(.updateWaiting) }
-                }
-                input.finish()
+        for await next in inputs {
+            let now = WallClock.micros()
+            switch next {
+            case .updateWaiting:
+                guard let update = pending.take() else { continue }
+                latest = update
+                await apply(policy.take(update, now: now), to: notifier)
+            case .muteTimer:
+                if let latest { await apply(policy.take(latest, now: now), to: notifier) }
+            case .checkFinished:
+                if let latest { await apply(policy.checkFinished(current: latest, now: now), to: notifier) }
+            case .server(.closed(let reason)):
+                policy.closedByServer(reason)
+            case .server(.serverVanished):
+                context.logger.warning(serverSeen ? "notification server left the session bus"
+                                                  : "no notification server on the session bus")
+                context.control.reportNotificationServer(present: false)
+                policy.serverVanished()
+            case .server(.serverAppeared):
+                context.logger.info(serverSeen ? "notification server is back" : "a notification server is on the session bus")
+                serverSeen = true
+                context.control.reportNotificationServer(present: true)
+                await apply(policy.serverAppeared(current: latest, now: now), to: notifier)
+            case .server(.action(let action)):
+                policy.actionWasInvoked()
+                handle(action: action) { input.yield(.checkFinished) }
             }
-            group.addTask {
-                for await event in events { input.yield(.server(event)) }
-            }
-            for await next in inputs {
-                let now = WallClock.micros()
-                switch next {
-                case .updateWaiting:
-                    guard let update = pending.take() else { continue }
-                    latest = update
-                    await apply(policy.take(update, now: now), to: notifier)
-                case .muteTimer:
-                    if let latest { await apply(policy.take(latest, now: now), to: notifier) }
-                case .checkFinished:
-                    if let latest { await apply(policy.checkFinished(current: latest, now: now), to: notifier) }
-                case .server(.closed(let reason)):
-                    policy.closedByServer(reason)
-                case .server(.serverVanished):
-                    context.logger.warning(serverSeen ? "notification server left the session bus"
-                                                      : "no notification server on the session bus")
-                    context.control.reportNotificationServer(present: false)
-                    policy.serverVanished()
-                case .server(.serverAppeared):
-                    context.logger.info(serverSeen ? "notification server is back" : "a notification server is on the session bus")
-                    serverSeen = true
-                    context.control.reportNotificationServer(present: true)
-                    await apply(policy.serverAppeared(current: latest, now: now), to: notifier)
-                case .server(.action(let action)):
-                    policy.actionWasInvoked()
-                    handle(action: action) { input.yield(.checkFinished) }
+            // A mute that runs out during an outage must bring its toast back,
+            // though no update comes with its end.
+            if let latest, latest.outage?.isOver == false, latest.isMuted(at: now) {
+                if muteTimer?.until != latest.mutedUntil {
+                    muteTimer?.task.cancel()
+                    let wait = Duration.microseconds(latest.mutedUntil - now)
+                    muteTimer = (latest.mutedUntil, Task {
+                        do { try await Task.sleep(for: wait) } catch { return }
+                        input.yield(.muteTimer)
+                    })
                 }
-                // A mute that runs out during an outage must bring its toast back,
-                // though no update comes with its end.
-                if let latest, latest.outage?.isOver == false, latest.isMuted(at: now) {
-                    if muteTimer?.until != latest.mutedUntil {
-                        muteTimer?.task.cancel()
-                        let wait = Duration.microseconds(latest.mutedUntil - now)
-                        muteTimer = (latest.mutedUntil, Task {
-                            do { try await Task.sleep(for: wait) } catch { return }
-                            input.yield(.muteTimer)
-                        })
-                    }
-                } else if let timer = muteTimer {
-                    timer.task.cancel()
-                    muteTimer = nil
-                }
+            } else if let timer = muteTimer {
+                timer.task.cancel()
+                muteTimer = nil
             }
-            muteTimer?.task.cancel()
-            group.cancelAll()
         }
-        await notifier.shutdown(waitingAtMost: .seconds(2))
+        muteTimer?.task.cancel()
     }
 
     private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier) async {

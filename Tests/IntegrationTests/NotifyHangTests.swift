@@ -83,6 +83,38 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    @Test func aHungNotificationServerDoesNotHoldTheDaemonsExit() async throws {
+        guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
+        let desktop = try Desktop()
+        try await desktop.startNotificationServer()
+        let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
+        defer { Task { await fixture.stop() } }
+        let net = ScriptedNetwork(fixture: fixture)
+        try fixture.writeConfig("""
+            [debounce]
+            down = "0s"
+            up = "0s"
+            \(net.monitorTOML)
+            [[sink]]
+            kind = "libnotify"
+            [[sink]]
+            kind = "log"
+            """)
+        try fixture.start()
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("toast") { desktop.displayedCount() == 1 }
+        desktop.pauseNotificationServer()
+        defer { desktop.resumeNotificationServer() }
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online again") { fixture.loggedStates().count == 3 }
+        // libnotify now waits 25 s for the server; the daemon gives the toast a short while.
+        let asked = ContinuousClock.now
+        #expect(await fixture.stop(timeout: .seconds(10)) == 0)
+        #expect(ContinuousClock.now - asked < .seconds(5))
+    }
+
     /// Arrival times (µs since the epoch) of StateChanged signals in dbus-monitor's output.
     static func signalTimes(_ text: String) -> [Int64] {
         text.split(separator: "\n").compactMap { line -> Int64? in

@@ -15,7 +15,8 @@ import Testing
 
     /// Starts the desktop (with `server`, dunst by default), a Notify watcher and the daemon.
     /// With `checkAnswer`, the monitor answers each "check" with that JSON observation.
-    func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms") async throws -> Lab? {
+    func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms",
+             dbus: Bool = false) async throws -> Lab? {
         guard Harness.available(.tools(Desktop.tools + ["dbus-send"])) else { return nil }
         let desktop = try Desktop()
         if let server { try await desktop.startNotificationServer(server) }
@@ -56,6 +57,7 @@ import Testing
                 kind = "libnotify"
                 [[sink]]
                 kind = "log"
+                \(dbus ? "[[sink]]\nkind = \"dbus\"" : "")
                 """)
         }
         let monitor = try NotificationCalls.watch(desktop, output: URL(fileURLWithPath: fixture.path("notify.log")))
@@ -64,7 +66,7 @@ import Testing
         return Lab(desktop: desktop, fixture: fixture, net: net, monitor: monitor)
     }
 
-    @Test func oneToastPerOutageUpdatedInPlaceAndClosedOnRecovery() async throws {
+    @Test func oneToastPerOutageUpdatedInPlaceAndTurnedIntoBackOnline() async throws {
         guard let lab = try await lab() else { return }
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "wlan0")
@@ -79,6 +81,9 @@ import Testing
         #expect(first.summary == "Offline")
         #expect(first.icon == "network-offline")
         #expect(first.body == "Default route via wlan0 removed.")
+        // A click is "Check now", and no server draws that button twice.
+        #expect(first.actions.first == "default")
+        #expect(first.actionLabels.sorted() == ["Check now", "Mute for 1 hour"])
 
         let shot = try lab.desktop.screenshot(named: "notify-offline-toast.png")
         let colours = try Harness.run(["identify", "-format", "%k", shot.path]).stdout
@@ -203,6 +208,60 @@ import Testing
         #expect(lab.calls.closes.isEmpty)
         try await Task.sleep(for: .milliseconds(500))  // not a readiness wait: the server has drawn by now
         #expect(lab.desktop.viewableWindows(of: server) == 1, "one toast on screen, and it is Back online")
+    }
+
+    /// `Mute(seconds)` on the daemon's D-Bus interface, as `lifeline` and the toast's button do.
+    func mute(_ lab: Lab, seconds: Int) throws {
+        let r = try Harness.run(["dbus-send", "--session", "--print-reply", "--dest=org.lifeline.Lifeline1", "/org/lifeline/Lifeline1",
+                                 "org.lifeline.Lifeline1.Mute", "uint32:\(seconds)"], environment: lab.desktop.environment)
+        #expect(r.status == 0, "Mute failed: \(r.stderr)")
+    }
+
+    @Test func aMuteThatRunsOutDuringAnOutageShowsItsToast() async throws {
+        guard let lab = try await lab(dbus: true) else { return }
+        defer { Task { await lab.fixture.stop() } }
+        await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        let muted = ContinuousClock.now  // before the call: the mute starts while it is answered
+        try mute(lab, seconds: 2)
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("offline") { lab.fixture.loggedStates() == ["online", "offline"] }
+        // No update comes when a mute runs out: the sink has to notice by itself.
+        await Harness.waitUntil("shown when the mute ran out") { lab.outageToasts.count == 1 && lab.desktop.displayedCount() == 1 }
+        #expect(ContinuousClock.now - muted >= .seconds(2), "shown while muted")
+        #expect(lab.outageToasts.first?.summary == "Offline")
+    }
+
+    @Test func noBackOnlineForAnOutageNobodySaw() async throws {
+        guard let lab = try await lab(dbus: true) else { return }
+        defer { Task { await lab.fixture.stop() } }
+        await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try mute(lab, seconds: 3600)
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("offline") { lab.fixture.loggedStates() == ["online", "offline"] }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("the outage came and went") { lab.fixture.loggedStates() == ["online", "offline", "online"] }
+        try mute(lab, seconds: 0)
+        // A later outage is shown: proof that the sink went on reading, and that nothing came before it.
+        try lab.net.say("offline", reason: "second outage")
+        await Harness.waitUntil("the next outage") { lab.outageToasts.count >= 1 }
+        #expect(lab.calls.notifies.map(\.body) == ["Second outage."], "no Back online for the muted outage")
+    }
+
+    @Test func theToastGoesWhenTheDaemonStops() async throws {
+        guard let lab = try await lab() else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
+        // Nobody keeps it true any more: it must not stay on screen.
+        #expect(await lab.fixture.stop() == 0)
+        #expect(lab.calls.closes.count == 1)
+        await Harness.waitUntil("closed on screen") { lab.desktop.displayedCount() == 0 }
     }
 
     /// Reasons come from the network and from any program an exec monitor runs:

@@ -179,6 +179,11 @@ struct NotificationCalls {
         var icon: String
         var summary: String
         var body: String
+        /// Action identifiers and labels, in pairs.
+        var actions: [String] = []
+
+        /// The labels a server that draws every action as a button would show.
+        var actionLabels: [String] { stride(from: 1, to: actions.count, by: 2).map { actions[$0] } }
     }
 
     var notifies: [Notify] = []
@@ -195,6 +200,8 @@ struct NotificationCalls {
     /// Parses dbus-monitor's text: a call's header line, then one line per argument.
     init(_ text: String) {
         var block: [String] = []
+        var actions: [String] = []
+        var arrays = 0
         var member = ""
         func flush() {
             let args = block.map { $0.trimmingCharacters(in: .whitespaces) }
@@ -207,11 +214,14 @@ struct NotificationCalls {
                 return UInt32(args[i].dropFirst("uint32 ".count)) ?? 0
             }
             if member == "Notify", args.count >= 5 {
-                notifies.append(Notify(appName: string(0), replacesID: uint(1), icon: string(2), summary: string(3), body: string(4)))
+                notifies.append(Notify(appName: string(0), replacesID: uint(1), icon: string(2), summary: string(3), body: string(4),
+                                       actions: actions))
             } else if member == "CloseNotification", !args.isEmpty {
                 closes.append(uint(0))
             }
             block = []
+            actions = []
+            arrays = 0
             member = ""
         }
         for raw in text.split(separator: "\n") {
@@ -221,6 +231,10 @@ struct NotificationCalls {
                 member = line.range(of: "member=").map { String(line[$0.upperBound...]) } ?? ""
             } else if line.hasPrefix("   "), !member.isEmpty, !line.hasPrefix("      ") {
                 block.append(line)
+                if line.hasPrefix("   array [") { arrays += 1 }
+            } else if arrays == 1, line.hasPrefix("      string \""), !member.isEmpty {
+                // The first array of a Notify call is its actions.
+                actions.append(String(line.dropFirst("      string \"".count).dropLast()))
             }
         }
         flush()
