@@ -31,7 +31,7 @@ public enum DefaultConfig {
     /// The same, as the loader reads it. Built here rather than parsed, so the
     /// daemon never runs the TOML parser in its own process (it can abort, see
     /// `TOMLParser`); a test checks that it matches `toml`.
-    public static let table: ConfigTable = {
+    public static var table: ConfigTable {
         func kinds(_ names: String...) -> ConfigValue {
             .array(names.map { .table(ConfigTable([("kind", .string($0))])) })
         }
@@ -40,5 +40,5 @@ public enum DefaultConfig {
             ("monitor", kinds("netlink", "probe")),
             ("sink", kinds("log", "dbus", "libnotify", "tmux")),
         ])
-    }()
+    }
 }
