@@ -75,6 +75,8 @@ public final class Lifeline1Service: Sendable {
             throw BusError(name: BusError.failed, "no session bus: DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus does not exist")
         }
         let connection = try await BusConnection.open(address: address)
+        // Read before attaching, while asking needs no hop to the loop.
+        let uniqueName = connection.uniqueName
         await connection.attach(to: loop)
         // Served before the name is ours, so the first caller finds the object.
         connection.export(object())
@@ -98,16 +100,20 @@ public final class Lifeline1Service: Sendable {
             }
             announceChanges(&s)
         }
-        logger.info("serving \(Lifeline1.busName) on the session bus as \(connection.uniqueName)")
+        logger.info("serving \(Lifeline1.busName) on the session bus as \(uniqueName)")
     }
 
+    /// Called on the loop thread while libdbus dispatches the loss.
     private func lost(_ connection: BusConnection) {
-        let wasCurrent = state.withLock { s -> Bool in
-            guard s.connection === connection else { return false }
-            s.connection = nil
-            return true
+        let gone = state.withLock { s -> BusConnection? in
+            guard s.connection === connection else { return nil }
+            defer { s.connection = nil }
+            return s.connection
         }
-        if wasCurrent { connectionLost.signal() }
+        guard let gone else { return }
+        // Closed after this dispatch returns, not from inside it.
+        loop.perform { withExtendedLifetime(gone) {} }
+        connectionLost.signal()
     }
 
     /// Keeps the service on the bus until cancelled: connects when it is not,
