@@ -56,11 +56,17 @@ public struct DBusSink: Sink {
     }
 
     /// Creates the daemon's service and takes the name, so that a second daemon
-    /// stops here. Without a bus the error is logged and `run` keeps trying.
+    /// stops here. Without a bus the daemon goes on and `run` keeps trying (and says so).
     public static func prepare(config: Config, context: PluginContext) async throws {
         let service = ServiceDirectory.service(for: context)
         service.bind(control: context.control, checkTimeout: config.checkTimeout.duration)
-        try await service.connect()
+        do {
+            try await service.connect()
+        } catch let fatal as PluginFatalError {
+            throw fatal
+        } catch {
+            context.logger.debug("no session bus at start: \(error)")
+        }
     }
 
     public func run(updates: SinkUpdates) async throws {

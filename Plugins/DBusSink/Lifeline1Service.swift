@@ -118,7 +118,8 @@ public final class Lifeline1Service: Sendable {
 
     /// Keeps the service on the bus until cancelled: connects when it is not,
     /// and after a loss tries again with a growing pause (250 ms up to 10 s),
-    /// saying so once per outage rather than once per attempt. Only another
+    /// saying so once per outage rather than once per attempt. A bus that
+    /// never was (a headless session) is a notice, a lost one a warning. Only another
     /// daemon taking the name meanwhile ends it (`PluginFatalError`, exit 3).
     func keepConnected() async throws {
         var pause = Duration.milliseconds(250)
@@ -141,7 +142,8 @@ public final class Lifeline1Service: Sendable {
                 throw fatal
             } catch {
                 if !saidSo {
-                    logger.warning("cannot reach the session bus (\(error)); trying again in the background")
+                    // Not a fault of the daemon: every other surface goes on meanwhile.
+                    logger.notice("cannot reach the session bus (\(error)); trying again in the background")
                     saidSo = true
                 }
                 try? await Task.sleep(for: pause)
