@@ -266,9 +266,12 @@ final class Router: @unchecked Sendable {
         let interface = message.interface
         let member = message.member ?? ""
         let signature = message.signature
-        // What the caller sent, fit to be repeated in an error reply.
-        let shownPath = BusError.shown(path), shownMember = BusError.shown(member)
-        let shownSignature = BusError.shown(signature), shownInterface = interface.map { BusError.shown($0) }
+        // What the caller sent, fit to be repeated in an error reply (worked out
+        // only for an error: answering a good call stays cheap).
+        var shownPath: String { BusError.shown(path) }
+        var shownMember: String { BusError.shown(member) }
+        var shownSignature: String { BusError.shown(signature) }
+        var shownInterface: String? { interface.map { BusError.shown($0) } }
 
         func fail(_ name: String, _ text: String) {
             MethodCall(message: message, arguments: [], connection: owner).fail(BusError(name: name, text))
