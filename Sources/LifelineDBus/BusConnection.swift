@@ -12,7 +12,9 @@ import Synchronization
 ///   inside that GLib context (watch and timeout functions, a wake-up and a
 ///   dispatch-status idle), and from then on every libdbus call on this
 ///   connection runs on the loop thread (`send` queues there and returns), so
-///   no thread ever blocks in libdbus holding up another's sends (FIELD-NOTES).
+///   no thread ever blocks in libdbus holding up another's sends (a thread
+///   blocking in a read-write-dispatch call was measured to delay sends by its
+///   whole timeout).
 ///   Exported objects, signal handlers and the disconnect handler are called
 ///   on the loop thread; `call(_:timeout:) async` awaits a reply without blocking.
 public final class BusConnection: @unchecked Sendable {

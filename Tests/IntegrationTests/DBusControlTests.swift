@@ -73,7 +73,7 @@ import Testing
         }
     }
 
-    static let tools = ["dbus-daemon", "gdbus", "dbus-send", "dbus-monitor", "sh", "sleep"]
+    static let tools = ["dbus-daemon", "gdbus", "dbus-send", "dbus-monitor", "sh", "sleep", "tail"]
 
     @Test func muteLongerThanADayIsRefusedAndMutesNothing() async throws {
         guard Harness.available(.tools(Self.tools)) else { return }

@@ -3,7 +3,7 @@ import LifelineDBus
 import LifelineGLib
 import Testing
 
-/// org.lifeline.Lifeline1 (SPEC §7) read by real clients (gdbus, dbus-send,
+/// org.lifeline.Lifeline1 read by real clients (gdbus, dbus-send,
 /// dbus-monitor, `lifeline`) on a private bus per test, with transitions driven
 /// by an exec monitor that follows a file of JSON observations.
 @Suite struct DBusServiceTests {
