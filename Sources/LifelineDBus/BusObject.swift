@@ -294,8 +294,8 @@ final class Router: @unchecked Sendable {
             return properties(message, object, member: member, signature: signature, fail: fail, reply: reply)
         }
         let candidates = interface.map { name in object.interfaces.filter { $0.name == name } } ?? object.interfaces
-        if let interface, candidates.isEmpty {
-            return fail(BusError.unknownInterface, "no interface \(shownInterface ?? "") at \(shownPath)")
+        if candidates.isEmpty, let shown = shownInterface {
+            return fail(BusError.unknownInterface, "no interface \(shown) at \(shownPath)")
         }
         guard let method = candidates.lazy.flatMap(\.methods).first(where: { $0.name == member }) else {
             return fail(BusError.unknownMethod, "no method \(shownMember)\(shownInterface.map { " in \($0)" } ?? "") at \(shownPath)")
