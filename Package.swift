@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LifelineDBusTests",
-            dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore", "LifelineTestKit"]
+            dependencies: ["LifelineDBus", "LifelineGLib", "LifelineCore"]
         ),
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
         .testTarget(
