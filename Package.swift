@@ -48,8 +48,8 @@ let package = Package(
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
         // One GLib main loop on its own thread, shared by libdbus and libnotify.
         .target(name: "LifelineGLib", dependencies: ["CGLib"]),
-        // The thin libdbus wrapper: no raw pointer leaves it.
-        .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib"]),
+        // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
+        .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib", "LifelineCore"]),
         .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         .target(
             name: "LifelineConfig",
@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "lifeline-cli",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "DBusSink", "LifelineDBus",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,7 +78,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .executableTarget(
             name: "lifeline-bench",
-            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "DBusSink", "LifelineDBus"]
+            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus"]
         ),
         .testTarget(
             name: "LifelineCoreTests",
@@ -103,12 +103,12 @@ let package = Package(
         ),
         .testTarget(
             name: "LifelineDBusTests",
-            dependencies: ["LifelineDBus", "LifelineGLib", "DBusSink", "LifelineCore"]
+            dependencies: ["LifelineDBus", "LifelineGLib", "LifelineCore"]
         ),
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor"],
+            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore"],
             exclude: ["Resources"]  // the probe tests' check servers (Python)
         ),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),

@@ -1,4 +1,5 @@
 import CDBus
+import Glibc
 import LifelineGLib
 import Synchronization
 
@@ -11,7 +12,9 @@ import Synchronization
 ///   inside that GLib context (watch and timeout functions, a wake-up and a
 ///   dispatch-status idle), and from then on every libdbus call on this
 ///   connection runs on the loop thread (`send` queues there and returns), so
-///   no thread ever blocks in libdbus holding up another's sends (FIELD-NOTES).
+///   no thread ever blocks in libdbus holding up another's sends (a thread
+///   blocking in a read-write-dispatch call was measured to delay sends by its
+///   whole timeout).
 ///   Exported objects, signal handlers and the disconnect handler are called
 ///   on the loop thread; `call(_:timeout:) async` awaits a reply without blocking.
 public final class BusConnection: @unchecked Sendable {
@@ -46,6 +49,24 @@ public final class BusConnection: @unchecked Sendable {
             throw BusError(name: BusError.failed, "cannot connect to the \(bus) bus")
         }
         return BusConnection(taking: raw)
+    }
+
+    /// The session bus address, without libdbus' X11 autolaunch: neither the
+    /// daemon nor a CLI may start a bus as a side effect.
+    public static func sessionBusAddress(_ variable: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> String? {
+        if let address = variable("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty { return address }
+        if let runtime = variable("XDG_RUNTIME_DIR"), !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 {
+            return "unix:path=\(runtime)/bus"
+        }
+        return nil
+    }
+
+    /// `connect(address:)` on a thread of its own: connecting waits for the
+    /// bus to answer `Hello`, which a stuck bus may never do.
+    public static func open(address: String) async throws(BusError) -> BusConnection {
+        try await DedicatedThread.run { () -> Result<BusConnection, BusError> in
+            Result { () throws(BusError) -> BusConnection in try connect(address: address) }
+        }.get()
     }
 
     /// A new private connection to the bus at `address`, registered with it.
@@ -165,15 +186,16 @@ public final class BusConnection: @unchecked Sendable {
         case primaryOwner, inQueue, exists, alreadyOwner
     }
 
-    /// `RequestName`; `doNotQueue` fails at once (`.exists`) when another owns it.
-    public func requestName(_ name: String, doNotQueue: Bool = true) throws(BusError) -> NameReply {
+    /// `RequestName`; `doNotQueue` fails at once (`.exists`) when another owns
+    /// it. Asynchronous (needs `attach(to:)`): the bus may take its time.
+    public func requestName(_ name: String, doNotQueue: Bool = true) async throws(BusError) -> NameReply {
         try Validate.busName(name)
-        let flags = doNotQueue ? LIFELINE_DBUS_NAME_FLAG_DO_NOT_QUEUE : 0
-        let raw = self.raw
-        let code = try onLoop { () throws(BusError) -> Int32 in
-            try BusError.check { dbus_bus_request_name(raw, name, flags, $0) }
+        let m = try BusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName, member: "RequestName")
+        try m.append(.string(name), .uint32(doNotQueue ? UInt32(LIFELINE_DBUS_NAME_FLAG_DO_NOT_QUEUE) : 0))
+        guard let code = try await call(m).arguments().first?.uint32 else {
+            throw BusError(name: BusError.invalidArgs, "RequestName: unexpected reply")
         }
-        switch code {
+        switch Int32(bitPattern: code) {
         case LIFELINE_DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER: return .primaryOwner
         case LIFELINE_DBUS_REQUEST_NAME_REPLY_IN_QUEUE: return .inQueue
         case LIFELINE_DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER: return .alreadyOwner
@@ -181,12 +203,13 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
-    /// The process id of the connection owning `name` (GetConnectionUnixProcessID).
-    public func processID(of name: String) throws(BusError) -> UInt32 {
+    /// The process id of the connection owning `name` (GetConnectionUnixProcessID),
+    /// asked asynchronously (needs `attach(to:)`), waiting at most 5 s.
+    public func processID(of name: String) async throws(BusError) -> UInt32 {
         let m = try BusMessage.methodCall(destination: Self.busName, path: Self.busPath, interface: Self.busName,
                                           member: "GetConnectionUnixProcessID")
         try m.append(.string(name))
-        guard let pid = try callBlocking(m, timeout: .seconds(5)).arguments().first?.uint32 else {
+        guard let pid = try await call(m, timeout: .seconds(5)).arguments().first?.uint32 else {
             throw BusError(name: BusError.invalidArgs, "GetConnectionUnixProcessID: unexpected reply")
         }
         return pid
@@ -236,16 +259,21 @@ public final class BusConnection: @unchecked Sendable {
         router.addDisconnectHandler(handler)
     }
 
-    /// Runs libdbus inside `loop`'s GLib context from now on.
-    public func attach(to loop: MainLoopThread) {
+    /// Runs libdbus inside `loop`'s GLib context from now on. Awaits the loop
+    /// rather than blocking this thread on it.
+    public func attach(to loop: MainLoopThread) async {
+        guard let glue = claimAttachment(loop) else { return }
+        _ = try? await loop.run { glue.install() }
+    }
+
+    private func claimAttachment(_ loop: MainLoopThread) -> Glue? {
         let glue = Glue(loop: loop, connection: raw)
         let firstTime = attachment.withLock { a -> Bool in
             if a != nil { return false }
             a = glue
             return true
         }
-        guard firstTime else { return }
-        loop.sync { glue.install() }
+        return firstTime ? glue : nil
     }
 }
 

@@ -15,6 +15,26 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(name): \(message)" }
 
+    /// A caller's string as it may appear in an error reply or a log line: at
+    /// most `limit` characters, with control and format characters written as
+    /// `\u{…}`. A peer then makes neither an answer a megabyte long nor a
+    /// terminal that prints it misbehave.
+    public static func shown(_ s: String, limit: Int = 64) -> String {
+        var out = ""
+        var count = 0
+        for scalar in s.unicodeScalars {
+            if count == limit { return out + "…" }
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+            count += 1
+        }
+        return out
+    }
+
     /// Takes the contents of a set `DBusError` and frees it.
     static func take(_ error: inout DBusError) -> BusError {
         defer { dbus_error_free(&error) }

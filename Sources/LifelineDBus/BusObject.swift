@@ -266,6 +266,12 @@ final class Router: @unchecked Sendable {
         let interface = message.interface
         let member = message.member ?? ""
         let signature = message.signature
+        // What the caller sent, fit to be repeated in an error reply (worked out
+        // only for an error: answering a good call stays cheap).
+        var shownPath: String { BusError.shown(path) }
+        var shownMember: String { BusError.shown(member) }
+        var shownSignature: String { BusError.shown(signature) }
+        var shownInterface: String? { interface.map { BusError.shown($0) } }
 
         func fail(_ name: String, _ text: String) {
             MethodCall(message: message, arguments: [], connection: owner).fail(BusError(name: name, text))
@@ -275,27 +281,27 @@ final class Router: @unchecked Sendable {
         }
 
         if interface == BusObject.introspectableInterface || (interface == nil && member == "Introspect") {
-            guard member == "Introspect" else { return fail(BusError.unknownMethod, "no method \(member) in \(BusObject.introspectableInterface)") }
-            guard signature.isEmpty else { return fail(BusError.invalidArgs, "Introspect takes no arguments, got '\(signature)'") }
+            guard member == "Introspect" else { return fail(BusError.unknownMethod, "no method \(shownMember) in \(BusObject.introspectableInterface)") }
+            guard signature.isEmpty else { return fail(BusError.invalidArgs, "Introspect takes no arguments, got '\(shownSignature)'") }
             if let object { return reply([.string(object.introspectionXML)]) }
             if !children.isEmpty { return reply([.string(BusObject.nodeXML(children: children))]) }
-            return fail(BusError.unknownObject, "no object at \(path)")
+            return fail(BusError.unknownObject, "no object at \(shownPath)")
         }
         guard let object else {
-            return fail(BusError.unknownObject, "no object at \(path)")
+            return fail(BusError.unknownObject, "no object at \(shownPath)")
         }
         if interface == BusObject.propertiesInterface {
             return properties(message, object, member: member, signature: signature, fail: fail, reply: reply)
         }
         let candidates = interface.map { name in object.interfaces.filter { $0.name == name } } ?? object.interfaces
-        if let interface, candidates.isEmpty {
-            return fail(BusError.unknownInterface, "no interface \(interface) at \(path)")
+        if candidates.isEmpty, let shown = shownInterface {
+            return fail(BusError.unknownInterface, "no interface \(shown) at \(shownPath)")
         }
         guard let method = candidates.lazy.flatMap(\.methods).first(where: { $0.name == member }) else {
-            return fail(BusError.unknownMethod, "no method \(member)\(interface.map { " in \($0)" } ?? "") at \(path)")
+            return fail(BusError.unknownMethod, "no method \(shownMember)\(shownInterface.map { " in \($0)" } ?? "") at \(shownPath)")
         }
         guard signature == method.inputSignature else {
-            return fail(BusError.invalidArgs, "\(member) takes '\(method.inputSignature)', got '\(signature)'")
+            return fail(BusError.invalidArgs, "\(member) takes '\(method.inputSignature)', got '\(shownSignature)'")
         }
         do {
             let arguments = try message.arguments()
@@ -311,10 +317,10 @@ final class Router: @unchecked Sendable {
     ) {
         let expected = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
         guard let want = expected[member] else {
-            return fail(BusError.unknownMethod, "no method \(member) in \(BusObject.propertiesInterface)")
+            return fail(BusError.unknownMethod, "no method \(BusError.shown(member)) in \(BusObject.propertiesInterface)")
         }
         guard signature == want else {
-            return fail(BusError.invalidArgs, "\(member) takes '\(want)', got '\(signature)'")
+            return fail(BusError.invalidArgs, "\(member) takes '\(want)', got '\(BusError.shown(signature))'")
         }
         guard let args = try? message.arguments(), let interfaceName = args.first?.string else {
             return fail(BusError.invalidArgs, "unreadable arguments")
@@ -325,7 +331,7 @@ final class Router: @unchecked Sendable {
             if [BusObject.introspectableInterface, BusObject.propertiesInterface, BusObject.peerInterface].contains(interfaceName) {
                 if member == "GetAll" { return reply([.vardict([])]) }
             } else {
-                return fail(BusError.unknownInterface, "no interface \(interfaceName) at \(object.path)")
+                return fail(BusError.unknownInterface, "no interface \(BusError.shown(interfaceName)) at \(object.path)")
             }
         }
         switch member {
@@ -338,7 +344,7 @@ final class Router: @unchecked Sendable {
                     fail(BusError.propertyReadOnly, "property \(name) is read-only")
                 }
             }) != nil else {
-                return fail(BusError.unknownProperty, "no property \(name) in \(interfaceName.isEmpty ? object.path : interfaceName)")
+                return fail(BusError.unknownProperty, "no property \(BusError.shown(name)) in \(interfaceName.isEmpty ? object.path : BusError.shown(interfaceName))")
             }
         }
     }

@@ -21,7 +21,7 @@ public enum Daemon {
         let paths = Paths.fromEnvironment()
         let load: @Sendable () throws(ConfigError) -> DaemonConfig = {
             () throws(ConfigError) -> DaemonConfig in
-            try ConfigLoader.load(explicitPath: configPath, paths: paths)
+            try ConfigLoader.load(explicitPath: configPath, paths: paths).servingTheSessionBus()
         }
         let config: DaemonConfig
         do {

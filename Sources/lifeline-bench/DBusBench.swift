@@ -1,6 +1,6 @@
-import DBusSink
 import Foundation
 import LifelineCore
+import LifelineDaemon
 import LifelineDBus
 import Logging
 
@@ -19,14 +19,13 @@ enum DBusBench {
         let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero), logger: logger)
         let context = PluginContext(name: "sink dbus", logger: logger, paths: .fromEnvironment(), control: bus)
         do {
-            try await DBusSink.prepare(config: .defaults, context: context)
+            // The sink as the daemon builds it: through the config loader and the registry.
+            let plugin = try ConfigLoader.load(text: "[[sink]]\nkind = \"dbus\"\n", file: "(bench)").sinks[0]
+            try await start(Registry.sink(kind: plugin.kind)!, config: plugin.config, bus: bus, context: context)
         } catch {
             print("cannot serve on the session bus: \(error)")
             exit(1)
         }
-        let mailbox = bus.attachSink(policy: DBusSink.delivery)
-        let sink = try! DBusSink(config: .defaults, context: context)
-        Task { try await sink.run(updates: SinkUpdates(mailbox)) }
 
         // A checker answering every check at once, like a probe of a local server.
         let probe = bus.makeMonitorHandle(name: "bench probe")
@@ -42,7 +41,7 @@ enum DBusBench {
         monitor.stop()
         report("publish -> StateChanged at a subscriber process (dbus-monitor)", signalLatencies)
 
-        let client = try! BusConnection.connect(.session)
+        let client = try! BusConnection.connect(address: BusConnection.sessionBusAddress()!)
         for member in ["Check", "GetStatus"] {
             var samples: [Double] = []
             for _ in 0..<count {
@@ -55,6 +54,14 @@ enum DBusBench {
             report("\(member)() round trip", samples)
         }
         exit(0)
+    }
+
+    static func start<S: Sink>(_ type: S.Type, config: any Codable & Sendable, bus: Bus, context: PluginContext) async throws {
+        let config = config as! S.Config
+        try await S.prepare(config: config, context: context)
+        let mailbox = bus.attachSink(policy: S.delivery)
+        let sink = try S(config: config, context: context)
+        Task { try await sink.run(updates: SinkUpdates(mailbox)) }
     }
 
     static func measureSignals(bus: Bus, monitor: Subscriber, count: Int) async -> [Double] {

@@ -1,4 +1,3 @@
-import DBusSink
 import Glibc
 import LifelineCore
 import LifelineDBus
@@ -21,18 +20,9 @@ struct DaemonClient {
         }
     }
 
-    /// The session bus address, without libdbus' X11 autolaunch: a CLI must not
-    /// start a bus as a side effect.
-    static func sessionAddress(_ env: [String: String] = Environment.current) -> String? {
-        if let address = env["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
-        if let runtime = env["XDG_RUNTIME_DIR"], !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 {
-            return "unix:path=\(runtime)/bus"
-        }
-        return nil
-    }
-
     static func connect() throws(Failure) -> DaemonClient {
-        guard let address = sessionAddress() else { throw .noDaemon("no session bus") }
+        // Never libdbus' X11 autolaunch: a CLI must not start a bus as a side effect.
+        guard let address = BusConnection.sessionBusAddress() else { throw .noDaemon("no session bus") }
         do {
             return DaemonClient(connection: try BusConnection.connect(address: address))
         } catch {

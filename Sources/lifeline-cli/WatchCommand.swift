@@ -1,5 +1,4 @@
 import ArgumentParser
-import DBusSink
 import Glibc
 import LifelineCore
 import LifelineProtocol

@@ -44,3 +44,17 @@ import Testing
         #expect(try m.arguments() == [.string("ab")])
     }
 }
+
+@Suite struct ShownCallerStringTests {
+    @Test(arguments: [
+        ("Check", "Check"),
+        ("wlan0 — ok", "wlan0 — ok"),
+        ("\u{1b}[2Jx", "\\u{1b}[2Jx"),
+        ("a\u{7}b\nc", "a\\u{7}b\\u{a}c"),
+        ("right\u{202e}left", "right\\u{202e}left"),
+        (String(repeating: "x", count: 1 << 20), String(repeating: "x", count: 64) + "…"),
+    ])
+    func callerStringsAreCutAndEscaped(input: String, shown: String) {
+        #expect(BusError.shown(input) == shown)
+    }
+}

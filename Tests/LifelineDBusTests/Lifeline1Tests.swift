@@ -1,6 +1,6 @@
-import DBusSink
 import Foundation
 import LifelineCore
+import LifelineDBus
 import Testing
 
 @Suite struct Lifeline1Tests {

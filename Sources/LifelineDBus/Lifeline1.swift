@@ -1,22 +1,27 @@
 import LifelineCore
-import LifelineDBus
 
-/// The `org.lifeline.Lifeline1` contract of SPEC §7: names, the interface
-/// description, and the §2 event as D-Bus values. Shared by the service (this
-/// sink) and its clients (`lifeline status|check|watch`).
+/// The `org.lifeline.Lifeline1` contract: names, the interface description, and
+/// the published event as D-Bus values. The service (the `dbus` sink) and its
+/// clients (`lifeline status|check|watch`, the benchmarks) share it from here,
+/// so no client links a plugin to learn the names.
 public enum Lifeline1 {
     public static let busName = "org.lifeline.Lifeline1"
     public static let objectPath = "/org/lifeline/Lifeline1"
     public static let interfaceName = "org.lifeline.Lifeline1"
 
-    /// The properties of SPEC §7 in order, with their D-Bus types.
+    /// `Mute(u seconds)` accepts at most a day: a longer silence is more likely
+    /// a mistake (or a nuisance from another program) than a wish.
+    public static let maximumMuteSeconds: UInt32 = 86_400
+
+    /// The properties in order, with their D-Bus types.
     public static let propertySignatures: [(name: String, signature: String)] = [
         ("State", "s"), ("Previous", "s"), ("Since", "t"), ("Interface", "s"), ("Kind", "s"),
-        ("Reason", "s"), ("RttMs", "d"), ("Metered", "b"), ("Sequence", "t"),
+        ("Reason", "s"), ("RttMs", "d"), ("Metered", "b"), ("Sequence", "t"), ("MutedUntil", "t"),
     ]
 
-    /// The property values for `e`, in `propertySignatures` order.
-    public static func properties(_ e: StateEvent) -> [(String, BusValue)] {
+    /// The property values for `e` and the mute (µs since the epoch, 0 when not
+    /// muted), in `propertySignatures` order.
+    public static func properties(_ e: StateEvent, mutedUntil: UInt64) -> [(String, BusValue)] {
         [
             ("State", .string(e.state.rawValue)),
             ("Previous", .string(e.previous.rawValue)),
@@ -27,10 +32,11 @@ public enum Lifeline1 {
             ("RttMs", .double(e.rttMs)),
             ("Metered", .bool(e.metered)),
             ("Sequence", .uint64(e.sequence)),
+            ("MutedUntil", .uint64(mutedUntil)),
         ]
     }
 
-    /// Every field of SPEC §2 under its §2 name: `StateChanged` details and `GetStatus()`.
+    /// Every field of the published event under its JSON name: `StateChanged`'s details.
     public static func details(_ e: StateEvent) -> [(String, BusValue)] {
         [
             ("state", .string(e.state.rawValue)),
@@ -43,6 +49,11 @@ public enum Lifeline1 {
             ("metered", .bool(e.metered)),
             ("sequence", .uint64(e.sequence)),
         ]
+    }
+
+    /// `GetStatus()`: the event's details and `muted_until` (µs, 0 when not muted).
+    public static func status(_ e: StateEvent, mutedUntil: UInt64) -> [(String, BusValue)] {
+        details(e) + [("muted_until", .uint64(mutedUntil))]
     }
 
     /// The event a `details` map describes; nil without a known `state`.
@@ -66,7 +77,7 @@ public enum Lifeline1 {
     }
 
     /// The interface, with handlers and getters supplied by the service.
-    static func interface(
+    public static func interface(
         check: @escaping @Sendable (MethodCall) -> Void,
         getStatus: @escaping @Sendable (MethodCall) -> Void,
         mute: @escaping @Sendable (MethodCall) -> Void,
