@@ -169,6 +169,25 @@ import Testing
         }
     }
 
+    /// xfce4-notifyd closes a toast whose button was clicked, with the reason
+    /// "dismissed by the user"; the answer to "Check now" must come back anyway.
+    @Test func checkNowOnAServerThatClosesTheToastBringsTheAnswerBack() async throws {
+        guard NotificationServer.xfce4Notifyd.available, Harness.available(.tools(["xdotool"])),
+              let lab = try await lab(server: .xfce4Notifyd, checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
+        else { return }
+        defer { Task { await lab.fixture.stop() } }
+        try lab.net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        try lab.net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("toast") { lab.desktop.viewableWindows(of: .xfce4Notifyd) == 1 }
+        try lab.desktop.clickFirstButton(of: .xfce4Notifyd)
+        await Harness.waitUntil("the answer, shown again") {
+            lab.outageToasts.last?.body == "Checked just now: still offline. Cable pulled."
+                && lab.desktop.viewableWindows(of: .xfce4Notifyd) == 1
+        }
+        #expect(FileManager.default.fileExists(atPath: lab.fixture.path("checked")))
+    }
+
     @Test func aDismissedToastStaysAwayUntilTheStateChanges() async throws {
         guard let lab = try await lab() else { return }
         defer { Task { await lab.fixture.stop() } }

@@ -46,7 +46,9 @@ final class RecordingControl: BusControl {
         defer { Self.kill(daemon) }
         try await Self.waitUntil("the bus socket") { FileManager.default.fileExists(atPath: "\(dir.path)/bus") }
         // libnotify's GDBus connects to the session bus named in the environment.
+        let before = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
         setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
+        defer { if let before { setenv("DBUS_SESSION_BUS_ADDRESS", before, 1) } else { unsetenv("DBUS_SESSION_BUS_ADDRESS") } }
 
         let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(), logger: Logger(label: "test"))
         let control = RecordingControl(bus)

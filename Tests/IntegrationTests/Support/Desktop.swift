@@ -86,6 +86,20 @@ final class Desktop: @unchecked Sendable {
         }.count
     }
 
+    /// Clicks the first button of the toast on screen, as a user would (xdotool).
+    /// xfce4-notifyd draws the actions as a row of buttons along the toast's bottom.
+    func clickFirstButton(of server: NotificationServer) throws {
+        let found = try Harness.run(["xdotool", "search", "--onlyvisible", "--name", server.windowName], environment: environment)
+        let window = try #require(found.stdout.split(separator: "\n").last.map(String.init), "no \(server.rawValue) window")
+        let shape = try Harness.run(["xdotool", "getwindowgeometry", "--shell", window], environment: environment).stdout
+        func value(_ key: String) -> Int? {
+            shape.split(separator: "\n").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        let x = try #require(value("X")), y = try #require(value("Y")), height = try #require(value("HEIGHT"))
+        let click = try Harness.run(["xdotool", "mousemove", "\(x + 60)", "\(y + height - 30)", "click", "1"], environment: environment)
+        #expect(click.status == 0, "xdotool: \(click.stderr)")
+    }
+
     /// Kills dunst as a crash would (no goodbye on the bus).
     func killNotificationServer() {
         guard let p = dunst, p.isRunning else { return }
