@@ -85,10 +85,10 @@ public enum ConfigWire {
             }
             outcome = .table(table)
         } else if status.hasPrefix("error ") {
-            let where_ = status.dropFirst("error ".count)
+            let place = status.dropFirst("error ".count)
             var line: Int?
-            if where_ != "-" {
-                guard let n = Int(where_), n > 0 else { throw Unreadable(description: "bad error line '\(where_)'") }
+            if place != "-" {
+                guard let n = Int(place), n > 0 else { throw Unreadable(description: "bad error line '\(place)'") }
                 line = n
             }
             outcome = .syntaxError(line: line, message: try reader.string(tag: "s"))

@@ -84,6 +84,14 @@ import Testing
         #expect(await f.stop() == 0)
     }
 
+    @Test func aSyntaxErrorFoundByTheChildKeepsItsLine() throws {
+        let f = try DaemonFixture()
+        try f.writeConfig("[debounce]\ndown = \"2s\nup = \"1s\"\n")
+        let check = try f.cli(["config", "check"])
+        #expect(check.status == 2)
+        #expect(check.stderr.hasPrefix("lifeline: \(f.configPath):2: Error while parsing string"), "\(check.stderr)")
+    }
+
     @Test func durationFlagsRefuseHugeValuesOnOneLine() throws {
         let f = try DaemonFixture()
         for (arguments, flag) in [(["check", "--timeout", "999999999999999999999s"], "--timeout"),
