@@ -233,3 +233,13 @@ struct TerminalSurfaceTests {
         #expect(StatusFormat.minutes(.microseconds(Int64.max)) == "2562047788h")
     }
 }
+
+@Suite struct JSONTextTests {
+    /// Controls a terminal could act on never leave as raw bytes, C1 included
+    /// (U+009B is the one-byte ESC [ on some terminals).
+    @Test func everyControlCharacterIsEscaped() {
+        let quoted = JSONText.quote("a\u{1b}]0;x\u{07}b\u{7f}\u{9b}2Jc\u{85}")
+        #expect(quoted == #""a\u001b]0;x\u0007b\u007f\u009b2Jc\u0085""#)
+        #expect(!quoted.unicodeScalars.contains { $0.properties.generalCategory == .control })
+    }
+}
