@@ -3,7 +3,7 @@ import LifelineCore
 import LifelineProtocol
 
 /// `log` sink: one JSON line per published transition, with every field of
-/// SPEC §2 under its §2 name, fsync'd line by line and rotated by size.
+/// the event under its documented name, fsync'd line by line and rotated by size.
 ///
 /// Config keys:
 /// - `path` (string): the log file; default `$XDG_STATE_HOME/lifeline/events.jsonl`.
