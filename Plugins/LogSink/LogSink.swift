@@ -3,7 +3,11 @@ import LifelineCore
 import LifelineProtocol
 
 /// `log` sink: one JSON line per published transition, with every field of
-/// SPEC §2 under its §2 name, fsync'd line by line and rotated by size.
+/// the event under its documented name, fsync'd line by line and rotated by size.
+/// Every line is whole. When the disk refuses a line (full, failing) the sink
+/// keeps it and the transitions behind it (up to 4096, and says how many it had
+/// to drop past that) and tries again every second at most, so logging resumes
+/// on its own once there is room.
 ///
 /// Config keys:
 /// - `path` (string): the log file; default `$XDG_STATE_HOME/lifeline/events.jsonl`.

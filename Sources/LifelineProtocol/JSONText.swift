@@ -30,7 +30,8 @@ public enum JSONText {
         return String(d)
     }
 
-    /// One object with every field of SPEC §2, in its order.
+    /// One object with every field of an event, in the documented order (the
+    /// log, the state file and `status --json` all print this).
     public static func object(_ e: StateEvent, extra: [(String, String)] = []) -> String {
         var fields: [(String, String)] = [
             ("state", quote(e.state.rawValue)),

@@ -81,4 +81,68 @@ import Testing
         #expect(lines.count == published)
         #expect(await f.stop() == 0)
     }
+
+    @Test func creatingAndRotatingTheLogSyncsItsFolder() async throws {
+        guard Harness.available(.tools(["strace"])) else { return }
+        let f = try DaemonFixture()
+        let trace = f.path("trace.txt")
+        // strace runs the daemon and records the calls that decide durability.
+        f.commandPrefix = ["strace", "-f", "-qq", "-e", "trace=openat,fsync,rename,renameat,renameat2", "-o", trace]
+        let net = ScriptedNetwork(fixture: f)
+        try f.writeConfig("""
+            [debounce]
+            down = "0s"
+            up = "0s"
+
+            \(net.monitorTOML)
+
+            [[sink]]
+            kind = "log"
+            max_size = 1024
+            keep = 2
+            """)
+        try f.start()
+        defer { Task { await f.stop() } }
+        await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
+        for n in 1...12 { try await publish(net, f, n) }
+        await Harness.waitUntil("rotated") { FileManager.default.fileExists(atPath: f.eventLogPath + ".1") }
+        await Harness.waitUntil("twelve lines") {
+            EventLogReading.sequences(f.eventLogPath + ".1") + EventLogReading.sequences(f.eventLogPath) == Array(1...12)
+        }
+
+        // Stop the daemon itself (strace's child); strace then ends with it.
+        let tracer = try #require(f.process?.processIdentifier)
+        let children = (try? String(contentsOfFile: "/proc/\(tracer)/task/\(tracer)/children", encoding: .utf8)) ?? ""
+        let daemon = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
+        kill(daemon, SIGTERM)
+        #expect(await f.stop(signal: 0) == 0)
+
+        let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+        let folder = f.path("state/lifeline")
+        /// Whether, after the first call containing `marker`, the folder is opened and that descriptor fsync'd.
+        func folderSynced(after marker: String) -> Bool {
+            guard let start = calls.firstIndex(where: { $0.contains(marker) }) else { return false }
+            var folderFDs: Set<String> = []
+            for call in calls[start...] {
+                if call.contains("openat("), call.contains("\"\(folder)\""), call.contains("O_DIRECTORY"),
+                   let fd = call.split(separator: "=").last?.trimmingCharacters(in: .whitespaces) {
+                    folderFDs.insert(fd)
+                }
+                if folderFDs.contains(where: { call.contains("fsync(\($0))") && call.hasSuffix("= 0") }) { return true }
+            }
+            return false
+        }
+        #expect(folderSynced(after: "\"\(f.eventLogPath)\", O_RDWR|O_CREAT|O_APPEND|O_CLOEXEC"), "creation:\n\(calls.joined(separator: "\n"))")
+        #expect(folderSynced(after: "\"\(f.eventLogPath)\", \"\(f.eventLogPath).1\""), "rotation")
+    }
+}
+
+/// Sequence numbers of an event log file, in order.
+enum EventLogReading {
+    static func sequences(_ path: String) -> [Int] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any])?["sequence"] as? Int
+        }
+    }
 }
