@@ -31,6 +31,10 @@ final class Desktop: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         env["DISPLAY"] = display
+        // GTK servers (xfce4-notifyd, notification-daemon) would otherwise have
+        // the bus start an accessibility bus that outlives the test.
+        env["NO_AT_BRIDGE"] = "1"
+        env["GTK_A11Y"] = "none"
         return env
     }
 
