@@ -248,35 +248,3 @@ final class NetlinkLoop: @unchecked Sendable {
         return kind
     }
 }
-
-/// Starts a detached POSIX thread running a closure: nobody waits for it (a
-/// join would block whoever waits), the closure says when it is done.
-enum LoopThread {
-    private final class Box {
-        let name: String
-        let body: @Sendable () -> Void
-        init(name: String, body: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.body = body
-        }
-    }
-
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) throws(NetlinkSocket.Failure) {
-        let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, &attributes, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            ll_set_thread_name(box.name)
-            box.body()
-            return nil
-        }, box)
-        guard rc == 0 else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            throw NetlinkSocket.Failure(operation: "pthread_create", errno: rc)
-        }
-    }
-}

@@ -71,31 +71,32 @@ public struct NetlinkMonitor: Monitor {
             kinds: InterfaceKinds(sysfsRoot: sysfsRoot)
         )
         let loop = try NetlinkLoop(settings: settings, logger: context.logger)
+        let thread = SerialThread(name: "netlink")
+        defer { thread.stop() }
         // The loop's thread publishes straight into the bus (thread-safe, never
         // blocks): a kernel event reaches the decision without a hop through the
         // task pool. Only the loop's end comes back here.
-        let failure: String? = await withTaskCancellationHandler {
-            await withCheckedContinuation { (ended: CheckedContinuation<String?, Never>) in
-                do {
-                    try LoopThread.start(name: "netlink") {
-                        var failure: String?
-                        loop.run { event in
-                            switch event {
-                            case .update(let observation, let check):
-                                if let observation { handle.publish(observation) }
-                                if check { handle.requestCheck() }
-                            case .failed(let message):
-                                failure = message
-                            }
+        let failure: String?
+        do {
+            failure = try await withTaskCancellationHandler {
+                try await thread.run { () -> String? in
+                    var failure: String?
+                    loop.run { event in
+                        switch event {
+                        case .update(let observation, let check):
+                            if let observation { handle.publish(observation) }
+                            if check { handle.requestCheck() }
+                        case .failed(let message):
+                            failure = message
                         }
-                        ended.resume(returning: failure)
                     }
-                } catch {
-                    ended.resume(returning: "\(error)")
+                    return failure
                 }
+            } onCancel: {
+                loop.stop()
             }
-        } onCancel: {
-            loop.stop()
+        } catch {
+            return  // cancelled: the loop is told to stop and ends on its thread
         }
         if let failure { throw Stopped(description: failure) }
     }

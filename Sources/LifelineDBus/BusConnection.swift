@@ -1,5 +1,6 @@
 import CDBus
 import Glibc
+import LifelineCore
 import LifelineGLib
 import Synchronization
 
@@ -64,9 +65,13 @@ public final class BusConnection: @unchecked Sendable {
     /// `connect(address:)` on a thread of its own: connecting waits for the
     /// bus to answer `Hello`, which a stuck bus may never do.
     public static func open(address: String) async throws(BusError) -> BusConnection {
-        try await DedicatedThread.run { () -> Result<BusConnection, BusError> in
+        let thread = SerialThread(name: "dbus-connect")
+        defer { thread.stop() }
+        let connected = try? await thread.run { () -> Result<BusConnection, BusError> in
             Result { () throws(BusError) -> BusConnection in try connect(address: address) }
-        }.get()
+        }
+        guard let connected else { throw BusError(name: BusError.failed, "connecting to \(address) was cancelled") }
+        return try connected.get()
     }
 
     /// A new private connection to the bus at `address`, registered with it.

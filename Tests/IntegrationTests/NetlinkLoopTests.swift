@@ -1,5 +1,6 @@
 import CNetlink
 import Foundation
+import LifelineCore
 import Logging
 import Synchronization
 import Testing
@@ -27,20 +28,18 @@ import Testing
     /// Builds the loop on a thread that entered `namespace`: sockets belong to
     /// the namespace of the thread that opens them.
     func makeLoop(in namespace: String) async throws -> NetlinkLoop {
-        let result = Mutex<Result<NetlinkLoop, any Error>?>(nil)
-        try LoopThread.start(name: "netns") {
+        let thread = SerialThread(name: "netns")
+        defer { thread.stop() }  // it entered the namespace: it is not used again
+        return try await thread.run {
             let fd = open("/run/netns/\(namespace)", O_RDONLY | O_CLOEXEC)
             defer { if fd >= 0 { close(fd) } }
             guard fd >= 0, ll_enter_netns(fd) == 0 else {
-                result.withLock { $0 = .failure(NetlinkSocket.Failure(operation: "setns \(namespace)", errno: errno)) }
-                return
+                throw NetlinkSocket.Failure(operation: "setns \(namespace)", errno: errno)
             }
             let settings = NetlinkLoop.Settings(receiveBuffer: nil, deprioritised: NamePatterns(patterns: []),
                                                 kinds: InterfaceKinds(sysfsRoot: "/nonexistent"))
-            result.withLock { r in r = Result { try NetlinkLoop(settings: settings, logger: Logger(label: "test")) } }
+            return try NetlinkLoop(settings: settings, logger: Logger(label: "test"))
         }
-        await Harness.waitUntil("the loop is built") { result.withLock { $0 != nil } }
-        return try result.withLock { $0! }.get()
     }
 
     @Test func checksAreRequestedForChangesThatTouchTheDefaultRouteOnly() async throws {
@@ -48,12 +47,13 @@ import Testing
         let net = try NetnsPair()
         let loop = try await makeLoop(in: net.client)
         let received = Received()
-        let finished = Mutex(false)
-        try LoopThread.start(name: "netlink-test") {
-            loop.run { received.append($0) }
-            finished.withLock { $0 = true }
+        let thread = SerialThread(name: "netlink-test")
+        let running = Task { try await thread.run { loop.run { received.append($0) } } }
+        defer {
+            loop.stop()
+            thread.stop()
+            running.cancel()
         }
-        defer { loop.stop() }
         await Harness.waitUntil("first verdict") { received.all.count == 1 }
         #expect(received.all == ["online v0 (default route via v0)"], "the first verdict asks for no check")
 
@@ -77,15 +77,20 @@ import Testing
         let net = try NetnsPair()
         let loop = try await makeLoop(in: net.client)
         let finished = Mutex(false)
-        try LoopThread.start(name: "netlink-test") {
-            loop.run { _ in }
-            finished.withLock { $0 = true }
+        let thread = SerialThread(name: "netlink-test")
+        defer { thread.stop() }
+        let running = Task {
+            try await thread.run {
+                loop.run { _ in }
+                finished.withLock { $0 = true }
+            }
         }
         try await Task.sleep(for: .milliseconds(100))
         #expect(!finished.withLock { $0 }, "it runs until stopped")
         let start = ContinuousClock.now
         loop.stop()
-        await Harness.waitUntil(timeout: .seconds(5), "the thread ended") { finished.withLock { $0 } }
+        try await running.value
+        #expect(finished.withLock { $0 })
         #expect(ContinuousClock.now - start < .seconds(1))
     }
 }
