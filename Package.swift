@@ -91,7 +91,9 @@ let package = Package(
         .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
         .testTarget(
             name: "LifelineDaemonTests",
-            dependencies: ["LifelineDaemon", "LifelineCore", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: [
+                "LifelineDaemon", "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
+            ]
         ),
         .testTarget(
             name: "PluginTests",
@@ -108,10 +110,10 @@ let package = Package(
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore"],
+            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore", "LifelineTestKit"],
             exclude: ["Resources"]  // the probe tests' check servers (Python)
         ),
-        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore"]),
+        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore", "LifelineTestKit"]),
         // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
         .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon"], path: "fuzz/ConfigFuzz"),
     ] + plugins.map {

@@ -312,10 +312,7 @@ import Testing
             return !body.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }
         // Invalid UTF-8 from a program's output: the server gets valid text, the rest of the line intact.
-        let feed = try FileHandle(forWritingTo: URL(fileURLWithPath: lab.net.feed))
-        try feed.seekToEnd()
-        try feed.write(contentsOf: Data(#"{"state":"offline","reason":"bad "#.utf8) + [0xFF, 0xFE, 0xC3] + Data(#" end"}"#.utf8) + [10])
-        try feed.close()
+        try lab.net.say(line: Array(#"{"state":"offline","reason":"bad "#.utf8) + [0xFF, 0xFE, 0xC3] + Array(#" end"}"#.utf8) + [10])
         await Harness.waitUntil("invalid UTF-8 case at the server") {
             (lab.outageToasts.last?.body.hasPrefix("Bad ") ?? false) && (lab.outageToasts.last?.body.hasSuffix(" end.") ?? false)
         }

@@ -19,7 +19,7 @@ struct TmuxTests {
             try lab.startServer(name)
             try lab.attach(name)
         }
-        let monitor = try FifoMonitor(daemon)
+        let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 200, sinks: """
             [[sink]]
             kind = "tmux"
@@ -27,7 +27,7 @@ struct TmuxTests {
             """))
         try daemon.start()
 
-        try await monitor.say("online")
+        try monitor.say("online", interface: "eth0", reason: "test says online")
         for name in names {
             await Harness.waitUntil("\(name) shows online") { lab.statusLine(name).contains("● online") }
         }
@@ -45,7 +45,7 @@ struct TmuxTests {
         }
         for (state, text) in [("offline", "○ offline"), ("online", "● online"), ("limited", "◐ limited")] {
             for i in panes.indices { _ = panes[i].read() }
-            try await monitor.say(state)
+            try monitor.say(state, interface: "eth0", reason: "test says \(state)")
             var seen = [Int64?](repeating: nil, count: names.count)
             var raw = [[UInt8]](repeating: [], count: names.count)
             var drawn = [String](repeating: "", count: names.count)
@@ -105,7 +105,7 @@ struct TmuxTests {
         defer { lab.killAll() }
         let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
         let dead = try lab.makeDeadSocket("dead")
-        let monitor = try FifoMonitor(daemon)
+        let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: """
             [[sink]]
             kind = "tmux"
@@ -113,7 +113,7 @@ struct TmuxTests {
             colors = false
             """))
         try daemon.start()
-        try await monitor.say("online", interface: "eth#(touch pwned)")
+        try monitor.say("online", interface: "eth#(touch pwned)", reason: "test says online")
         await Harness.waitUntil("daemon online") { (try? daemon.cli(["status"]).status) == 0 }
 
         // Field values are literal: `#` doubled, nothing run by tmux.
@@ -156,7 +156,7 @@ struct TmuxTests {
         let daemon = try DaemonFixture(extraEnvironment: environment)
         try lab.startServer("in1")
         try lab.attach("in1")
-        let monitor = try FifoMonitor(daemon)
+        let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: """
             [[sink]]
             kind = "tmux"
@@ -165,22 +165,22 @@ struct TmuxTests {
             """))
         try daemon.start()
 
-        try await monitor.say("online")
+        try monitor.say("online", interface: "eth0", reason: "test says online")
         await Harness.waitUntil("online shown") { lab.statusLine("in1").contains("● online") }
         #expect(lab.alerts("in1").isEmpty)
 
-        try await monitor.say("offline")
+        try monitor.say("offline", interface: "eth0", reason: "test says offline")
         await Harness.waitUntil("the alert") { lab.alerts("in1").count == 1 }
         #expect(lab.alerts("in1").first?.contains("Lifeline: offline") == true)
         await Harness.waitUntil("the alert shown on the status line") {
             lab.statusLine("in1").contains("Lifeline: offline") || lab.alerts("in1").count == 1
         }
 
-        try await monitor.say("limited")  // same outage
+        try monitor.say("limited", interface: "eth0", reason: "test says limited")  // same outage
         await Harness.waitUntil("limited") { (try? lab.option("in1"))?.contains("limited") == true }
-        try await monitor.say("online")  // outage over
+        try monitor.say("online", interface: "eth0", reason: "test says online")  // outage over
         await Harness.waitUntil("online") { (try? lab.option("in1"))?.contains("online") == true }
-        try await monitor.say("offline")  // a new outage
+        try monitor.say("offline", interface: "eth0", reason: "test says offline")  // a new outage
         await Harness.waitUntil("the second alert") { lab.alerts("in1").count >= 2 }
         // The sink handles updates in order: had `limited` alerted, it would be here by now.
         let alerts = lab.alerts("in1")
@@ -200,7 +200,7 @@ struct TmuxTests {
         let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
         try lab.startServer("esc")
         try lab.attach("esc")
-        let monitor = try FifoMonitor(daemon)
+        let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 50, sinks: """
             [[sink]]
             kind = "tmux"
@@ -227,9 +227,9 @@ struct TmuxTests {
             (Array("ends in ;".utf8), "ends in ;", "ends in ;", "ends in ;"),
         ]
         for (n, c) in cases.enumerated() {
-            try await monitor.say(line: Array(#"{"state":"online","interface":"eth0","reason":"fine \#(n)"}"#.utf8) + [0x0A])
+            try monitor.say(line: Array(#"{"state":"online","interface":"eth0","reason":"fine \#(n)"}"#.utf8) + [0x0A])
             await Harness.waitUntil("online \(n)") { (try? lab.option("esc")) == "fine \(n)" }
-            try await monitor.say(line: Array(#"{"state":"offline","interface":"eth0","reason":""#.utf8) + c.json
+            try monitor.say(line: Array(#"{"state":"offline","interface":"eth0","reason":""#.utf8) + c.json
                                   + Array(#""}"#.utf8) + [0x0A])
             await Harness.waitUntil("@lifeline for case \(n)") { (try? lab.option("esc")) == c.option }
             #expect(try lab.option("esc") == c.option, "case \(n)")
@@ -284,7 +284,7 @@ struct TmuxTests {
     @Test func watchPrintsWaybarAndI3barLines() async throws {
         guard Harness.available(.tools(Self.tools)) else { return }
         let daemon = try DaemonFixture()
-        let monitor = try FifoMonitor(daemon)
+        let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: ""))
         // Started before the daemon: a bar starts with the session, maybe first.
         let waybar = try LineReader(daemon, ["watch", "--format", "waybar"])
@@ -296,7 +296,7 @@ struct TmuxTests {
         await Harness.waitUntil("first waybar line") { !waybar.lines.isEmpty }
         try daemon.start()
         for state in ["online", "offline", "online"] {
-            try await monitor.say(state)
+            try monitor.say(state, interface: "eth0", reason: "test says \(state)")
             await Harness.waitUntil("\(state) in the log") { daemon.loggedStates().last == state }
         }
         let expectedTail = ["online", "offline", "online"]
@@ -572,58 +572,6 @@ struct PaneOutput {
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-}
-
-/// An exec monitor fed through a FIFO: `say("offline")` makes the daemon observe it.
-struct FifoMonitor {
-    let fifo: String
-    let script: String
-
-    init(_ daemon: DaemonFixture) throws {
-        fifo = daemon.path("monitor.fifo")
-        guard mkfifo(fifo, 0o600) == 0 else { throw TmuxLab.Failure("mkfifo: errno \(errno)") }
-        // One process, reading the FIFO opened for reading and writing: it never
-        // sees end of file between writers, and it is the process the daemon
-        // stops (a `cat` under a shell loop outlived the daemon, blocked in open).
-        script = try daemon.writeScript("monitor.sh", "#!/bin/sh\nexec cat 0<>'\(fifo)'\n")
-    }
-
-    func config(debounceMs: Int, sinks: String) -> String {
-        """
-        [debounce]
-        down = "\(debounceMs)ms"
-        up = "\(debounceMs)ms"
-
-        [[monitor]]
-        kind = "exec"
-        command = ["\(script)"]
-
-        \(sinks)
-        """
-    }
-
-    func say(_ state: String, interface: String = "eth0") async throws {
-        let line = #"{"state":"\#(state)","interface":"\#(interface)","reason":"test says \#(state)"}"# + "\n"
-        try await say(line: Array(line.utf8))
-    }
-
-    /// Writes `line` (one line, newline included) as the monitor's output, byte for byte.
-    func say(line: [UInt8]) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        // Non-blocking open fails until the monitor's `cat` has the FIFO open.
-        var fd: Int32 = -1
-        while fd < 0 {
-            fd = open(fifo, O_WRONLY | O_NONBLOCK)
-            if fd < 0 {
-                guard clock.now < deadline else { throw TmuxLab.Failure("no reader on \(fifo)") }
-                try await Task.sleep(for: .milliseconds(2))
-            }
-        }
-        defer { close(fd) }
-        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == line.count else { throw TmuxLab.Failure("short write to \(fifo)") }
     }
 }
 

@@ -11,14 +11,14 @@ struct WatchTests {
         let bus = try PrivateBus()
         defer { bus.kill() }
         let daemon = try DaemonFixture(extraEnvironment: bus.environment)
-        let monitor = try FifoMonitor(daemon)
+        let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 50, sinks: """
             [[sink]]
             kind = "dbus"
             """))
         try daemon.start()
         func say(_ reason: String) async throws {
-            try await monitor.say(line: Array(#"{"state":"online","interface":"eth0","reason":"\#(reason)"}"#.utf8) + [0x0A])
+            try monitor.say(line: Array(#"{"state":"online","interface":"eth0","reason":"\#(reason)"}"#.utf8) + [0x0A])
         }
         try await say("first look")
 

@@ -5,17 +5,6 @@ import Synchronization
 import Testing
 
 @Suite struct BusTests {
-    /// Polls (bounded) until `condition` holds.
-    func eventually(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
-    }
-
     func observation(_ state: ConnectivityState) -> Observation {
         Observation(role: .reachability, state: state, interface: state == .offline ? "" : "eth0", reason: "test \(state)")
     }
@@ -222,11 +211,11 @@ import Testing
         defer { task.cancel() }
         netlink.publish(link(.online, "eth0"))
         probe.publish(probeSays(.online, "probe answered in 20 ms"), measuredOn: probe.path)
-        #expect(await BusTests().eventually { sink.states == [.online] })
+        #expect(await eventually { sink.states == [.online] })
 
         netlink.publish(link(.offline, ""))
         await clock.advance(by: .seconds(3))
-        #expect(await BusTests().eventually { sink.states == [.online, .offline] })
+        #expect(await eventually { sink.states == [.online, .offline] })
 
         // The access point is back, its uplink is dead: nothing is known yet.
         netlink.publish(link(.online, "eth0"))
@@ -235,7 +224,7 @@ import Testing
         // The fresh probe on the new path says limited: that is what comes next.
         probe.publish(probeSays(.limited, "probe to x timed out after 5s"), measuredOn: probe.path)
         await clock.advance(by: .seconds(3))
-        #expect(await BusTests().eventually { sink.states == [.online, .offline, .limited] })
+        #expect(await eventually { sink.states == [.online, .offline, .limited] })
         #expect(sink.transitions.last?.reason == "probe to x timed out after 5s")
     }
 
@@ -254,7 +243,7 @@ import Testing
         probe.publish(Observation(role: .reachability, state: .portal, interface: "wlan0", reason: "redirected"),
                       measuredOn: probe.path)
         await clock.advance(by: .seconds(3))
-        #expect(await BusTests().eventually { sink.states == [.portal] })
+        #expect(await eventually { sink.states == [.portal] })
         #expect(bus.current.interface == "wlan0")
     }
 
@@ -266,7 +255,7 @@ import Testing
         await clock.advance(by: .seconds(5))
         #expect(bus.current.state == .unknown)
         probe.publish(probeSays(.online, "probe answered in 9 ms"), measuredOn: probe.path)
-        #expect(await BusTests().eventually { sink.states == [.online] })
+        #expect(await eventually { sink.states == [.online] })
         #expect(sink.transitions.first?.reason == "probe answered in 9 ms")
     }
 

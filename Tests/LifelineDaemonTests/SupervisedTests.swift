@@ -2,6 +2,7 @@ import Clocks
 import LifelineCore
 import Logging
 import Synchronization
+import LifelineTestKit
 import Testing
 
 @testable import LifelineDaemon
@@ -14,15 +15,6 @@ import Testing
     }
 
     struct Boom: Error {}
-
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<2000 {
-            if condition() { return true }
-            await Task.yield()
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
-    }
 
     @Test func aFailingPluginIsRestartedWithADoublingBackoff() async {
         let clock = TestClock()

@@ -1,5 +1,6 @@
 import Foundation
 import LifelineCore
+import LifelineTestKit
 import Logging
 @testable import NotifySink
 import Synchronization
@@ -115,13 +116,8 @@ while s.recv(65536):
     }
 
     static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        if !(await eventually(timeout: .seconds(10), every: .milliseconds(10), condition)) {
+            Issue.record("timed out waiting for \(what)")
         }
     }
 }

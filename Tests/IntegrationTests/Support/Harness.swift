@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Synchronization
 import Testing
 
@@ -70,13 +71,7 @@ enum Harness {
         timeout: Duration = .seconds(10), _ what: String = "condition",
         sourceLocation: SourceLocation = #_sourceLocation, _ condition: () throws -> Bool
     ) async rethrows -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        let final = try condition()
+        let final = try await eventually(timeout: timeout, every: .milliseconds(10), condition)
         if !final { Issue.record("timed out after \(timeout) waiting for \(what)", sourceLocation: sourceLocation) }
         return final
     }
