@@ -34,7 +34,8 @@ import Testing
         }
     }
 
-    @Test func systemdUnitRunsTheDaemonTheWaySTYLESays() throws {
+    /// Started with the graphical session, ready once it owns its bus name, reloaded by SIGHUP.
+    @Test func systemdUnitRunsTheDaemonWithTheSession() throws {
         let unit = try read("packaging/systemd/lifeline.service")
         for line in ["Type=dbus", "BusName=org.lifeline.Lifeline1", "ExecStart=/usr/bin/lifeline daemon",
                      "ExecReload=kill -HUP $MAINPID", "PartOf=graphical-session.target",

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// Shared pieces for tests that run the real `lifeline` binary against real
-/// components. Waits are bounded polls, never bare sleeps (STYLE 11).
+/// components. Waits are bounded polls, never bare sleeps.
 enum Harness {
     /// The `lifeline` executable built beside the test bundle.
     static var binary: String {

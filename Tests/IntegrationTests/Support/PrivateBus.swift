@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// A private `dbus-daemon --session` for one test (STYLE 11: the real thing on
-/// a private instance), listening on a socket in a temporary folder.
+/// A private `dbus-daemon --session` for one test (the real bus, on a private
+/// instance), listening on a socket in a temporary folder.
 final class PrivateBus: @unchecked Sendable {
     let directory: URL
     let address: String
