@@ -1,5 +1,6 @@
 import CCurl
 import Glibc
+import LifelineCore
 import Synchronization
 
 /// What one HTTP exchange produced: the reply (possibly cut at `bodyLimit`), or
@@ -227,63 +228,29 @@ private func curlProgress(_ user: UnsafeMutableRawPointer?, _: curl_off_t, _: cu
     return 0
 }
 
-/// Runs HTTP probes on a dedicated thread per probe, never on Swift's
-/// cooperative pool: a probe blocks for up to its timeout.
+/// Runs HTTP probes on a thread of their own, never on Swift's cooperative
+/// pool: a probe blocks for up to its timeout. Probes never overlap, so one
+/// thread serves them all; a cancelled probe is abandoned at once by its caller
+/// and stops at libcurl's next progress callback.
 enum HTTPProber {
+    private static let thread = SerialThread(name: "lifeline-probe")
+
     static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
-        let job = ProbeJob(request: request)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPReply, CurlError>, Never>) in
-                job.continuation = continuation
-                job.start()
-            }
-        } onCancel: {
-            job.cancelled.set()
-        }
-    }
-}
-
-/// One probe's thread: owns the curl handle for the transfer and resumes the
-/// waiting task with the result.
-private final class ProbeJob: @unchecked Sendable {
-    let request: HTTPRequest
-    let cancelled = CancelFlag()
-    var continuation: CheckedContinuation<Result<HTTPReply, CurlError>, Never>?
-
-    init(request: HTTPRequest) {
-        self.request = request
-    }
-
-    func start() {
-        var thread = pthread_t()
-        let arg = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(&thread, nil, { raw in
-            let job = Unmanaged<ProbeJob>.fromOpaque(raw!).takeRetainedValue()
-            job.runOnThisThread()
-            return nil
-        }, arg)
-        if rc != 0 {
-            Unmanaged<ProbeJob>.fromOpaque(arg).release()
-            finish(.failure(CurlError(url: request.url, code: -1, kind: .other, message: "cannot start a probe thread: \(String(cString: strerror(rc)))")))
-        } else {
-            pthread_detach(thread)
-        }
-    }
-
-    private func runOnThisThread() {
-        let result: Result<HTTPReply, CurlError>
+        let cancelled = CancelFlag()
         do {
-            let easy = try CurlEasy()
-            result = easy.perform(request, cancelled: cancelled)
+            return try await withTaskCancellationHandler {
+                try await thread.run { () -> Result<HTTPReply, CurlError> in
+                    do {
+                        return try CurlEasy().perform(request, cancelled: cancelled)
+                    } catch {
+                        return .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)"))
+                    }
+                }
+            } onCancel: {
+                cancelled.set()
+            }
         } catch {
-            result = .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)"))
+            return .failure(CurlError(url: request.url, code: -1, kind: .cancelled, message: "cancelled"))
         }
-        finish(result)
-    }
-
-    private func finish(_ result: Result<HTTPReply, CurlError>) {
-        let c = continuation
-        continuation = nil
-        c?.resume(returning: result)
     }
 }
