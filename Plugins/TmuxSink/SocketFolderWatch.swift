@@ -43,21 +43,15 @@ final class SocketFolderWatch: @unchecked Sendable {
         for fd in ends {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not for the tmux processes the sink starts
         }
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { raw in
-            let watch = Unmanaged<SocketFolderWatch>.fromOpaque(raw!).takeRetainedValue()
-            watch.run()
-            return nil
-        }, box)
-        guard started == 0 else {
-            Unmanaged<SocketFolderWatch>.fromOpaque(box).release()
+        // The thread runs the watch until `stop`, then ends.
+        let thread = SerialThread(name: "tmux-sockets")
+        defer { thread.stop() }
+        guard thread.perform({ self.run() }) else {
             close(inotify)
             close(stopReader)
             close(stopWriter)
-            throw Failure(description: "cannot start a thread: \(String(cString: strerror(started)))")
+            throw Failure(description: "cannot start a thread for the tmux socket folder")
         }
-        pthread_detach(thread)
     }
 
     /// Ends the thread soon; `onChange` may run once more meanwhile.

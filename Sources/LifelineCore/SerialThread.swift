@@ -78,6 +78,13 @@ public final class SerialThread: @unchecked Sendable {
         }
     }
 
+    /// Queues `body` without waiting for it: for a loop that runs on the thread
+    /// until told to stop some other way. False once the thread has stopped.
+    @discardableResult
+    public func perform(_ body: @escaping @Sendable () -> Void) -> Bool {
+        submit(body)
+    }
+
     /// Ends the thread once the work already submitted is done; later `run`
     /// calls throw `Stopped`. Does not wait.
     public func stop() {

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelineTestKit
 import Synchronization
 import Testing
 
@@ -22,6 +23,18 @@ import Testing
         #expect(names.withLock { $0 } == ["lifeline-test\n"])
         #expect(try await thread.run { 6 * 7 } == 42)
         await #expect(throws: Boom.self) { try await thread.run { throw Boom() } }
+    }
+
+    /// `perform` queues a loop that runs until stopped some other way, after the
+    /// work queued before it; once the thread has stopped it refuses.
+    @Test func performQueuesWorkWithoutWaiting() async throws {
+        let thread = SerialThread(name: "lifeline-test")
+        let done = Mutex<[String]>([])
+        try await thread.run { done.withLock { $0.append("run") } }
+        #expect(thread.perform { done.withLock { $0.append("perform") } })
+        #expect(await eventually { done.withLock { $0 } == ["run", "perform"] })
+        thread.stop()
+        #expect(await eventually { !thread.perform {} })
     }
 
     @Test func aCancelledCallerResumesWhileTheThreadIsBlocked() async throws {
