@@ -238,7 +238,7 @@ public final class Bus: BusControl, Sendable {
 
     // MARK: Publishing
 
-    private func apply(_ outputs: [Debouncer<Moment>.Output], to s: inout State) {
+    private func apply(_ outputs: Debouncer<Moment>.Outputs, to s: inout State) {
         for output in outputs { apply(output, to: &s) }
     }
 

@@ -7,6 +7,8 @@ import LifelineCore
 public struct CurrentState: Sendable {
     public var event: StateEvent
     public var pid: Int32
+    /// Alerts are muted until this time (µs since the epoch); 0 when not muted.
+    public var mutedUntil: Int64
 
     public static func read(paths: Paths = .fromEnvironment()) -> CurrentState? {
         read(path: paths.stateFile)
@@ -21,15 +23,18 @@ public struct CurrentState: Sendable {
         // A file left by a daemon that crashed describes nothing, and neither does
         // one naming another user's process (kill then fails with EPERM).
         guard kill(record.pid, 0) == 0 else { return nil }
-        return CurrentState(event: record.event, pid: record.pid)
+        return CurrentState(event: record.event, pid: record.pid, mutedUntil: record.mutedUntil)
     }
 }
 
 extension StatusFormat {
-    /// What `status` and `check` print: one JSON object, the user's template, or
-    /// the plain line for a person, with control characters in values made visible.
-    public static func output(_ event: StateEvent, format: String?, json: Bool, now: Int64 = WallClock.micros()) -> String {
-        if json { return JSONText.object(event) }
+    /// What `status` and `check` print: one JSON object (every field, and until
+    /// when alerts are muted), the user's template, or the plain line for a
+    /// person, with control characters in values made visible.
+    public static func output(
+        _ event: StateEvent, mutedUntil: Int64 = 0, format: String?, json: Bool, now: Int64 = WallClock.micros()
+    ) -> String {
+        if json { return JSONText.object(event, extra: [("muted_until", String(mutedUntil))]) }
         return render(format ?? plainTemplate(for: event), event, now: now, escape: TerminalText.visible)
     }
 }

@@ -21,10 +21,11 @@ struct CheckCommand: ParsableCommand {
             throw ExitCode.validationFailure
         }
         let event: StateEvent
+        let mutedUntil: Int64
         do {
             let client = try DaemonClient.connect()
             _ = try client.call("Check", timeout: wait)
-            event = try client.status()
+            (event, mutedUntil) = try client.statusAndMute()
         } catch .noDaemon(let why) {
             printError("no daemon running (\(why))")
             throw ExitCode(3)
@@ -32,7 +33,7 @@ struct CheckCommand: ParsableCommand {
             printError("check failed: \(error)")
             throw ExitCode(1)
         }
-        print(output.render(event))
+        print(output.render(event, mutedUntil: mutedUntil))
         throw ExitCode(event.state == .online ? 0 : 1)
     }
 }

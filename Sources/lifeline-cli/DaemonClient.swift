@@ -48,11 +48,20 @@ struct DaemonClient {
     }
 
     func status(timeout: Duration = .seconds(2)) throws(Failure) -> StateEvent {
+        try statusAndMute(timeout: timeout).event
+    }
+
+    /// `GetStatus()`: the state and until when alerts are muted (0 when not).
+    func statusAndMute(timeout: Duration = .seconds(2)) throws(Failure) -> (event: StateEvent, mutedUntil: Int64) {
         let reply = try call("GetStatus", timeout: timeout)
         guard let pairs = reply.first?.vardictEntries, let event = Lifeline1.event(fromDetails: pairs) else {
             throw .call(BusError(name: BusError.invalidArgs, "GetStatus returned an unexpected reply"))
         }
-        return event
+        var mutedUntil: Int64 = 0
+        if case .uint64(let until)? = pairs.first(where: { $0.0 == "muted_until" })?.1 {
+            mutedUntil = Int64(clamping: until)
+        }
+        return (event, mutedUntil)
     }
 }
 

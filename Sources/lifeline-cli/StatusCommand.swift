@@ -31,15 +31,16 @@ struct StatusCommand: ParsableCommand {
         // more when the daemon waits for a core). D-Bus covers a daemon whose runtime
         // folder this process does not see.
         let event: StateEvent
+        let mutedUntil: Int64
         if let current = CurrentState.read() {
-            event = current.event
-        } else if let client = try? DaemonClient.connect(), let live = try? client.status() {
-            event = live
+            (event, mutedUntil) = (current.event, current.mutedUntil)
+        } else if let client = try? DaemonClient.connect(), let live = try? client.statusAndMute() {
+            (event, mutedUntil) = live
         } else {
             printError("no daemon running (not on the session bus, no state at \(Paths.fromEnvironment().stateFile))")
             return 3
         }
-        print(StateOutput.render(event, format: format, json: json))
+        print(StateOutput.render(event, mutedUntil: mutedUntil, format: format, json: json))
         return event.state == .online ? 0 : 1
     }
 }
@@ -52,11 +53,11 @@ struct StateOutput: ParsableArguments {
     @Flag(help: "Print every field as one JSON object.")
     var json = false
 
-    func render(_ event: StateEvent) -> String {
-        Self.render(event, format: format, json: json)
+    func render(_ event: StateEvent, mutedUntil: Int64 = 0) -> String {
+        Self.render(event, mutedUntil: mutedUntil, format: format, json: json)
     }
 
-    static func render(_ event: StateEvent, format: String?, json: Bool) -> String {
-        StatusFormat.output(event, format: format, json: json)
+    static func render(_ event: StateEvent, mutedUntil: Int64 = 0, format: String?, json: Bool) -> String {
+        StatusFormat.output(event, mutedUntil: mutedUntil, format: format, json: json)
     }
 }

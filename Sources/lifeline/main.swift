@@ -36,7 +36,7 @@ enum FastStatus {
             }
         }
         guard let current = CurrentState.read() else { return nil }
-        print(StatusFormat.output(current.event, format: format, json: json))
+        print(StatusFormat.output(current.event, mutedUntil: current.mutedUntil, format: format, json: json))
         return current.event.state == .online ? 0 : 1
     }
 }

@@ -150,6 +150,14 @@ import Testing
         #expect(try s.getProperty("MutedUntil").contains("uint64 \(announced)"))
         let status = try s.gdbusCall("GetStatus").stdout
         #expect(status.contains("'muted_until': <uint64 \(announced)>"), "\(status)")
+        // `status --json` says it too, from the state file (the front binary) and
+        // from the full CLI.
+        for binary in [Harness.binary, Harness.binary + "-cli"] {
+            await Harness.waitUntil("\(binary) status --json shows the mute") {
+                ((try? Harness.run([binary, "status", "--json"], environment: s.env).stdout) ?? "")
+                    .contains("\"muted_until\":\(announced)")
+            }
+        }
 
         // The mute runs out by itself: the property says so without anyone asking.
         await Harness.waitUntil(timeout: .seconds(6), "PropertiesChanged back to 0") { mutedUntilChanges().count >= 2 }

@@ -41,7 +41,7 @@ import Testing
         var d = Debouncer<Moment>(down: down, up: up)
         var now = Moment(offset: .zero)
         var published: [Publication] = []
-        func record(_ outputs: [Debouncer<Moment>.Output]) {
+        func record(_ outputs: Debouncer<Moment>.Outputs) {
             for case .transition(let v, _) in outputs { published.append(Publication(at: now.offset, key: v.key)) }
         }
         func advance(to t: Moment) {
