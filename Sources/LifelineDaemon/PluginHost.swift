@@ -169,6 +169,8 @@ private final class RunningPlugins {
     ) -> Running {
         let context = context(for: plugin)
         let mailbox = bus.replaceSink(predecessor?.mailbox, policy: delivery)
+        // One waiting out a back-off has nothing to drain: its successor need not wait.
+        if let predecessor, predecessor.backingOff.now { predecessor.task.cancel() }
         let logger = self.logger
         let (task, backingOff) = supervise(plugin, context, after: predecessor) { attempt in
             if mailbox.isEnded { throw CancellationError() }
