@@ -139,21 +139,27 @@ public final class Bus: BusControl, Sendable {
     /// measured on a path that has changed since is dropped: it speaks for a
     /// route that is gone.
     func publish(_ observation: Observation, slot: Int, measuredOn: LinkPath? = nil) {
-        let (waiters, listeners, path) = state.withLock { s -> ([CheckedContinuation<Void, Never>], [AsyncStream<LinkPath>.Continuation], LinkPath) in
+        // What to tell outside the lock: check waiters, and the path's listeners
+        // when the path changed. Empty on the hot path, so nothing is copied.
+        let (waiters, newPath) = state.withLock { s -> ([CheckedContinuation<Void, Never>], (LinkPath, [AsyncStream<LinkPath>.Continuation])?) in
             if let measuredOn, measuredOn.generation != s.path.generation {
                 logger.debug("dropped a verdict measured on an earlier path: \(observation.reason)")
-                return ([], [], s.path)
+                return ([], nil)
             }
             s.stamp &+= 1
             s.inputs[slot * 2 + observation.role.rawValue] = Decision.Input(observation, stamp: s.stamp)
             let listeners = observation.role == .link ? updatePath(&s) : []
+            let newPath = listeners.isEmpty ? nil : (s.path, listeners)
             decideAndApply(&s)
-            guard observation.role == .reachability else { return ([], listeners, s.path) }
+            guard observation.role == .reachability else { return ([], newPath) }
             s.reachabilityCount += 1
+            guard !s.reachabilityWaiters.isEmpty else { return ([], newPath) }
             defer { s.reachabilityWaiters.removeAll() }
-            return (Array(s.reachabilityWaiters.values), listeners, s.path)
+            return (Array(s.reachabilityWaiters.values), newPath)
         }
-        for listener in listeners { listener.yield(path) }
+        if let (path, listeners) = newPath {
+            for listener in listeners { listener.yield(path) }
+        }
         for waiter in waiters { waiter.resume() }
     }
 

@@ -47,7 +47,7 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
 
         /// Keeps `output` unless it is `.none`.
         mutating func append(_ output: Output) {
-            guard output != .none else { return }
+            if case .none = output { return }
             precondition(endIndex < 2, "an observation publishes at most two outputs")
             if endIndex == 0 { first_ = output } else { second = output }
             endIndex += 1
