@@ -44,7 +44,7 @@ struct SpawnedTests {
             print("ready", flush=True)
             time.sleep(60)
             """], stdout: .capture)
-        await Harness.waitUntil("the child to ignore SIGTERM") { child.captured(1) == Array("ready\n".utf8) }
+        await Harness.waitUntil("the child to ignore SIGTERM") { child.capturedStdout == Array("ready\n".utf8) }
         #expect(child.stop(timeout: .milliseconds(300)) == 128 + SIGKILL)
         #expect(!child.isRunning)
     }

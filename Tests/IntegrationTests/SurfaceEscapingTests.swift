@@ -202,7 +202,7 @@ func FirstLines(_ count: Int, _ arguments: [String], _ fixture: DaemonFixture) t
     let deadline = clock.now + .seconds(10)
     var bytes: [UInt8] = []
     while clock.now < deadline {
-        bytes = p.captured(1)
+        bytes = p.capturedStdout
         if bytes.count(where: { $0 == 0x0A }) >= count { break }
         usleep(2000)
     }

@@ -547,7 +547,7 @@ final class LineReader: Sendable {
 
     /// The complete lines so far; a line still being written is left out.
     var lines: [String] {
-        let bytes = process.captured(1)
+        let bytes = process.capturedStdout
         guard let last = bytes.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
         return bytes[..<last].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             .map { String(decoding: $0, as: UTF8.self) }

@@ -6,8 +6,7 @@ import Synchronization
 ///
 /// Test code runs on threads that block most signals (SIGTERM among them), and a
 /// child inherits its parent's signal mask and ignored signals: a server started
-/// with that mask would shrug off SIGTERM, and a tmux server would outlive
-/// kill-server. So a child always starts with an empty mask and every signal at
+/// that way would shrug off SIGTERM, and a tmux server would outlive kill-server. So a child always starts with an empty mask and every signal at
 /// its default action, and SIGTERM stops it like it would outside the tests.
 final class Spawned: Sendable {
     /// Where standard input comes from.
@@ -24,8 +23,8 @@ final class Spawned: Sendable {
         case null
         /// Created, or emptied, when the child starts.
         case file(String)
-        /// A temporary file, read back by `captured` (and by `run`): a child that
-        /// writes a lot into a file never waits for the test to read.
+        /// A temporary file, read back by `capturedStdout`/`capturedStderr` (and by
+        /// `run`): a child writing a lot into a file never waits for the test to read.
         case capture
         /// For standard error: the same open file as standard output, so both
         /// streams land in one log in the order they were written.
@@ -167,11 +166,14 @@ final class Spawned: Sendable {
         return wait()
     }
 
-    /// What a `.capture` stream received so far.
-    func captured(_ stream: Int32) -> [UInt8] {
-        guard let path = stream == 2 ? capturedErr : capturedOut,
-              let data = FileManager.default.contents(atPath: path) else { return [] }
-        return Array(data)
+    /// What a `.capture` stdout received so far.
+    var capturedStdout: [UInt8] { Self.contents(capturedOut) }
+
+    /// What a `.capture` stderr received so far.
+    var capturedStderr: [UInt8] { Self.contents(capturedErr) }
+
+    private static func contents(_ path: String?) -> [UInt8] {
+        path.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) } ?? []
     }
 
     /// Runs `argv` to completion with both streams captured.
@@ -179,11 +181,11 @@ final class Spawned: Sendable {
         -> (status: Int32, stdout: [UInt8], stderr: [UInt8]) {
         let child = try Spawned(argv, environment: environment, stdin: stdin, stdout: .capture, stderr: .capture)
         let status = child.wait()
-        return (status, child.captured(1), child.captured(2))
+        return (status, child.capturedStdout, child.capturedStderr)
     }
 
     deinit {
-        if status.withLock({ $0 }) == nil { kill() }
+        kill()
         temporaries.forEach { unlink($0) }
     }
 }
