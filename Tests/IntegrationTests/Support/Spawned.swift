@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Test code runs on threads that block most signals (SIGTERM among them), and a
 /// child inherits its parent's signal mask and ignored signals: a server started
-/// that way would shrug off SIGTERM, and a tmux server would outlive kill-server. So a child always starts with an empty mask and every signal at
-/// its default action, and SIGTERM stops it like it would outside the tests.
+/// that way would shrug off SIGTERM, and a tmux server would outlive kill-server.
+/// So a child always starts with an empty mask and every signal at its default
+/// action, and SIGTERM stops it as it would outside the tests.
 final class Spawned: Sendable {
     /// Where standard input comes from.
     enum Input: Sendable {
