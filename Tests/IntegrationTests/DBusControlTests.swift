@@ -174,7 +174,7 @@ final class RestartableBus: @unchecked Sendable {
     let directory: URL
     let socket: String
     var address: String { "unix:path=\(socket)" }
-    private var process: Process?
+    private var process: Spawned?
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-rbus-\(UUID().uuidString.prefix(8))")
@@ -185,13 +185,7 @@ final class RestartableBus: @unchecked Sendable {
 
     func start() throws {
         try? FileManager.default.removeItem(atPath: socket)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.which("dbus-daemon") ?? "/usr/bin/dbus-daemon")
-        p.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
+        process = try Spawned(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"])
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: socket), clock.now < deadline {
@@ -200,11 +194,9 @@ final class RestartableBus: @unchecked Sendable {
         if !FileManager.default.fileExists(atPath: socket) { Issue.record("dbus-daemon did not create \(socket)") }
     }
 
-    /// SIGKILL: children of the test process inherit its blocked SIGTERM.
+    /// Stops the bus at once (SIGKILL), as when dbus-daemon dies under a session.
     func kill() {
-        guard let p = process, p.isRunning else { return }
-        Glibc.kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        process?.kill()
     }
 
     deinit {
@@ -238,7 +230,7 @@ extension DBusControlTests {
             kind = "dbus"
             """)
         try daemon.start()
-        let pid = try #require(daemon.process?.processIdentifier)
+        let pid = try #require(daemon.process?.pid)
         await Harness.waitUntil("GetStatus to answer online") { Self.getStatus(daemon.environment).stdout.contains("'state': <'online'>") }
 
         // Down long enough for several reconnection attempts, then back on the same path.
@@ -249,7 +241,7 @@ extension DBusControlTests {
         await Harness.waitUntil(timeout: .seconds(8), "GetStatus to answer again") {
             Self.getStatus(daemon.environment).stdout.contains("'state': <'online'>")
         }
-        #expect(daemon.process?.isRunning == true && daemon.process?.processIdentifier == pid)
+        #expect(daemon.process?.isRunning == true && daemon.process?.pid == pid)
         // The name is claimed again and the properties are served again.
         let state = Self.exec(["gdbus", "call", "--session", "--dest", Self.name, "--object-path", Self.path, "--method",
                                "org.freedesktop.DBus.Properties.Get", Self.name, "State"], daemon.environment)
@@ -296,7 +288,7 @@ extension DBusControlTests {
                                            output: URL(fileURLWithPath: daemon.path("second.log")))
         defer { second.stop() }
         await Harness.waitUntil("the second daemon to stop") { !second.process.isRunning }
-        #expect(!second.process.isRunning && second.process.terminationStatus == 3, "\(second.output)")
+        #expect(!second.process.isRunning && second.process.exitStatus == 3, "\(second.output)")
         #expect(daemon.process?.isRunning == true)
         #expect(await daemon.stop() == 0)
     }

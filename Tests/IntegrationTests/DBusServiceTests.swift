@@ -228,7 +228,7 @@ import Testing
         try await s.start()
         try s.observe([#"{"state":"online","interface":"eth0"}"#])
         await Harness.waitUntil("the first daemon to publish online") { s.daemon.loggedStates() == ["online"] }
-        let pid = try #require(s.daemon.process?.processIdentifier)
+        let pid = try #require(s.daemon.process?.pid)
 
         // Same folders and bus: the second one must stop before it touches anything.
         let second = try Harness.run([Harness.binary, "daemon"], environment: s.env)

@@ -128,7 +128,7 @@ import Testing
         defer { Task { await f.stop() } }
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
-        let pid = try #require(f.process?.processIdentifier)
+        let pid = try #require(f.process?.pid)
 
         try f.writeConfig("[debounce]\ndown = 5\n")
         kill(pid, SIGHUP)

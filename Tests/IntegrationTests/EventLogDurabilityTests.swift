@@ -111,7 +111,7 @@ import Testing
         }
 
         // Stop the daemon itself (strace's child); strace then ends with it.
-        let tracer = try #require(f.process?.processIdentifier)
+        let tracer = try #require(f.process?.pid)
         let children = (try? String(contentsOfFile: "/proc/\(tracer)/task/\(tracer)/children", encoding: .utf8)) ?? ""
         let daemon = try #require(children.split(separator: " ").first.flatMap { Int32($0) })
         kill(daemon, SIGTERM)

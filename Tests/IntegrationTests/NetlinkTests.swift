@@ -232,7 +232,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         let net = try NetnsPair()
         let d = try net.daemon(monitorKeys: "receive_buffer = 4096")
         await d.expectEvents([online])
-        let pid = try #require(d.process?.processIdentifier)
+        let pid = try #require(d.process?.pid)
         // A stopped reader and a tiny buffer: the kernel must drop events,
         // including the route deletion that matters. The socket filter drops
         // veth churn before it queues, so the flood is default routes, which pass.

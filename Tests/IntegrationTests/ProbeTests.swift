@@ -184,7 +184,7 @@ import Testing
         #expect(await Harness.waitUntil(timeout: .seconds(5), "server's sent count") { lab.sentCounts().count >= 1 })
         let sent = lab.sentCounts().first ?? Int.max
         #expect(sent < 10 * 1024 * 1024, "server sent \(sent) bytes")
-        let rss = fixture.process.map { Self.rssKiB(pid: $0.processIdentifier) } ?? 0
+        let rss = fixture.process.map { Self.rssKiB(pid: $0.pid) } ?? 0
         #expect(rss > 0 && rss < 80 * 1024, "daemon VmRSS \(rss) KiB")
         #expect(await fixture.stop() == 0)
     }
@@ -369,8 +369,8 @@ final class ProbeLab: @unchecked Sendable {
     let namespaceAddress: String
     let table: String
     let workDir: URL
-    private var servers: [Process] = []
-    private var traffic: Process?
+    private var servers: [Spawned] = []
+    private var traffic: Spawned?
 
     static var script: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/probe_server.py").path
@@ -406,10 +406,7 @@ final class ProbeLab: @unchecked Sendable {
 
     deinit {
         stopServers()
-        if let traffic, traffic.isRunning {
-            kill(traffic.processIdentifier, SIGKILL)
-            traffic.waitUntilExit()
-        }
+        traffic?.stop()
         _ = try? Harness.run(["nft", "delete", "table", "inet", table])
         _ = try? Harness.run(["ip", "netns", "del", namespace])
         try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
@@ -432,12 +429,7 @@ final class ProbeLab: @unchecked Sendable {
     /// Starts a check server on the root side and waits until it listens.
     func startServer(_ mode: Mode, port: Int = 8080) throws {
         let ready = workDir.appendingPathComponent("\(mode.rawValue)-\(servers.count).ready")
-        FileManager.default.createFile(atPath: ready.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.which("python3") ?? "/usr/bin/python3")
-        p.arguments = [Self.script, mode.rawValue, hostAddress, "\(port)", logPath(mode)]
-        p.standardOutput = try FileHandle(forWritingTo: ready)
-        try p.run()
+        let p = try Spawned(["python3", Self.script, mode.rawValue, hostAddress, "\(port)", logPath(mode)], stdout: .file(ready.path))
         servers.append(p)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
@@ -448,12 +440,8 @@ final class ProbeLab: @unchecked Sendable {
         throw LabError(description: "check server \(mode) did not start")
     }
 
-    /// SIGKILL: children of the test runner inherit its blocked SIGTERM.
     func stopServers() {
-        for p in servers where p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-        }
+        for p in servers { p.stop() }
         servers.removeAll()
     }
 
@@ -473,21 +461,16 @@ final class ProbeLab: @unchecked Sendable {
     /// while the upstream works, unanswered once it is blackholed.
     func startTraffic() throws {
         let python = Harness.which("python3") ?? "/usr/bin/python3"
-        let echo = Process()
-        echo.executableURL = URL(fileURLWithPath: python)
-        echo.arguments = ["-c", """
+        let echo = try Spawned([python, "-c", """
             import socket
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.bind(("\(hostAddress)", 7))
             while True:
                 data, peer = s.recvfrom(2048)
                 s.sendto(data, peer)
-            """]
-        try echo.run()
+            """])
         servers.append(echo)
-        let sender = Process()
-        sender.executableURL = URL(fileURLWithPath: Harness.which("ip") ?? "/usr/sbin/ip")
-        sender.arguments = ["netns", "exec", namespace, python, "-c", """
+        traffic = try Spawned(["ip", "netns", "exec", namespace, python, "-c", """
             import socket, time
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             while True:
@@ -496,9 +479,7 @@ final class ProbeLab: @unchecked Sendable {
                 except OSError:
                     pass
                 time.sleep(0.05)
-            """]
-        try sender.run()
-        traffic = sender
+            """])
     }
 
     func requests(_ mode: Mode) -> [String] {

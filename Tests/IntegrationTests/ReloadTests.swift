@@ -28,7 +28,7 @@ import Testing
         try monitor.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
         #expect(startCount(monitor.starts) == 1)
-        let pid = try #require(f.process?.processIdentifier)
+        let pid = try #require(f.process?.pid)
 
         // Another sink is added; the monitor and the log sink are unchanged.
         let second = f.path("second.jsonl")
@@ -78,7 +78,7 @@ import Testing
         try f.writeConfig(config(keep: 5))
         try f.start()
         defer { Task { await f.stop() } }
-        let pid = try #require(f.process?.processIdentifier)
+        let pid = try #require(f.process?.pid)
         await Harness.waitUntil("the storm started") { !f.loggedStates().isEmpty }
         // Ten reloads during the storm, each replacing the log sink (its settings change).
         for n in 0..<10 {

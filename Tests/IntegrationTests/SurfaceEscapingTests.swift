@@ -181,59 +181,28 @@ struct Pango {
     }
 }
 
-/// A command run to completion; its standard output as raw bytes. Output goes
-/// to files, so neither stream can fill a pipe and stall the command.
+/// A command run to completion; its standard output as raw bytes.
 struct RawRun {
     let status: Int32
     let stdout: [UInt8]
     let stderr: String
 
     init(_ argv: [String], environment: [String: String]) throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("raw-\(UUID().uuidString.prefix(8))")
-        let out = base.appendingPathExtension("out"), err = base.appendingPathExtension("err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: out)
-            try? FileManager.default.removeItem(at: err)
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: argv[0])
-        p.arguments = Array(argv.dropFirst())
-        p.environment = environment
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        status = p.terminationStatus
-        stdout = Array(try Data(contentsOf: out))
-        stderr = String(decoding: try Data(contentsOf: err), as: UTF8.self)
+        let r = try Spawned.run(argv, environment: environment)
+        (status, stdout, stderr) = (r.status, r.stdout, String(decoding: r.stderr, as: UTF8.self))
     }
 }
 
 /// The first `count` lines a long-running `lifeline` command prints (its output
-/// goes to a file, read as it grows), then the command is stopped.
+/// is captured in a file, read as it grows), then the command is stopped.
 func FirstLines(_ count: Int, _ arguments: [String], _ fixture: DaemonFixture) throws -> [UInt8] {
-    let path = fixture.path("out.\(UUID().uuidString.prefix(8))")
-    FileManager.default.createFile(atPath: path, contents: nil)
-    defer { unlink(path) }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: Harness.binary)
-    p.arguments = arguments
-    p.environment = fixture.environment
-    p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    defer {
-        p.terminate()
-        p.waitUntilExit()
-    }
+    let p = try Spawned([Harness.binary] + arguments, environment: fixture.environment, stdout: .capture)
+    defer { p.stop() }
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(10)
     var bytes: [UInt8] = []
     while clock.now < deadline {
-        bytes = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+        bytes = p.capturedStdout
         if bytes.count(where: { $0 == 0x0A }) >= count { break }
         usleep(2000)
     }

@@ -371,52 +371,13 @@ final class TmuxLab: @unchecked Sendable {
     /// The folder tmux uses for `-L` sockets.
     var socketFolder: String { "\(tmpdir)/tmux-\(getuid())" }
 
-    /// Runs tmux to completion with its output in files (a pipe would be inherited
-    /// by a server that tmux starts and never reach end of file).
+    /// Runs tmux to completion. Its output is captured in files (a pipe would be
+    /// inherited by a server that tmux starts and never reach end of file), and it
+    /// starts with SIGHUP/SIGTERM at their defaults, so a server and its panes exit
+    /// on kill-server.
     @discardableResult
     func tmux(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let id = UUID().uuidString.prefix(8)
-        let out = "\(root)/out.\(id)", err = "\(root)/err.\(id)"
-        defer {
-            unlink(out)
-            unlink(err)
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let program = Harness.which("tmux") ?? "/usr/bin/tmux"
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        // Test code runs on threads that block most signals, and a spawned process
-        // inherits that mask: a tmux server (and its panes) would then ignore
-        // SIGHUP/SIGTERM and never exit on kill-server. Start with a clean slate.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw Failure("spawn tmux: errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw Failure("waitpid: errno \(errno)") }
-        }
-        let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (exit, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
-                (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+        try Harness.run(["tmux"] + arguments, environment: environment)
     }
 
     func startServer(_ name: String, statusLine: Bool = true) throws {
@@ -575,46 +536,22 @@ struct PaneOutput {
     }
 }
 
-/// A `lifeline` process whose standard output is collected line by line.
-final class LineReader: @unchecked Sendable {
-    private let process = Process()
-    private let lock = NSLock()
-    private var buffer = Data()
-    private var collected: [String] = []
+/// A `lifeline` process whose standard output is collected line by line (in a
+/// file, read as it grows).
+final class LineReader: Sendable {
+    private let process: Spawned
 
     init(_ daemon: DaemonFixture, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: Harness.binary)
-        process.arguments = arguments
-        process.environment = daemon.environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            self?.take(handle.availableData)
-        }
-        try process.run()
+        process = try Spawned([Harness.binary] + arguments, environment: daemon.environment, stdout: .capture)
     }
 
-    private func take(_ data: Data) {
-        lock.lock()
-        defer { lock.unlock() }
-        buffer.append(data)
-        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            collected.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-            buffer.removeSubrange(buffer.startIndex...newline)
-        }
-    }
-
+    /// The complete lines so far; a line still being written is left out.
     var lines: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return collected
+        let bytes = process.capturedStdout
+        guard let last = bytes.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+        return bytes[..<last].split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
     }
 
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
+    func stop() { process.stop() }
 }

@@ -15,7 +15,6 @@ Every request line is appended to LOGFILE; `huge` also logs "sent N" with the
 number of body bytes the client took before it closed the connection.
 Prints "ready" once listening.
 """
-import signal
 import socket
 import sys
 import time
@@ -91,8 +90,6 @@ class Server(ThreadingHTTPServer):
 
 
 if __name__ == "__main__":
-    # A parent may have left signals blocked (Foundation's Process does): let SIGTERM stop us.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
     server = Server((HOST, PORT), Handler)
     # A small send buffer so a client that stops reading is noticed quickly.
     server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)

@@ -9,8 +9,8 @@ final class Desktop: @unchecked Sendable {
 
     let bus: PrivateBus
     let display: String
-    private let xvfb: Process
-    private var dunst: Process?
+    private let xvfb: Spawned
+    private var dunst: Spawned?
 
     init() throws {
         bus = try PrivateBus()
@@ -18,12 +18,7 @@ final class Desktop: @unchecked Sendable {
         var n = 90 + Int(getpid() % 50)
         while FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") || FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { n += 1 }
         display = ":\(n)"
-        xvfb = Process()
-        xvfb.executableURL = URL(fileURLWithPath: Harness.which("Xvfb") ?? "/usr/bin/Xvfb")
-        xvfb.arguments = [display, "-screen", "0", "1024x600x24", "-nolisten", "tcp"]
-        xvfb.standardOutput = FileHandle.nullDevice
-        xvfb.standardError = FileHandle.nullDevice
-        try xvfb.run()
+        xvfb = try Spawned(["Xvfb", display, "-screen", "0", "1024x600x24", "-nolisten", "tcp"])
     }
 
     /// The environment a desktop client sees: the private bus and the display.
@@ -44,13 +39,7 @@ final class Desktop: @unchecked Sendable {
         await Harness.waitUntil("Xvfb on \(display)") {
             (try? Harness.run(["xwininfo", "-root", "-display", self.display]).status) == 0
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.which("dunst") ?? "/usr/bin/dunst")
-        p.environment = environment
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        dunst = p
+        dunst = try Spawned(["dunst"], environment: environment)
         await Harness.waitUntil("dunst on the bus") { (try? self.dunstctl(["is-paused"]).status) == 0 }
     }
 
@@ -62,13 +51,7 @@ final class Desktop: @unchecked Sendable {
         await Harness.waitUntil("Xvfb on \(display)") {
             (try? Harness.run(["xwininfo", "-root", "-display", self.display]).status) == 0
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: server.executable)
-        p.environment = environment
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        dunst = p
+        dunst = try Spawned([server.executable], environment: environment)
         await Harness.waitUntil("\(server.rawValue) on the bus") {
             let r = try? Harness.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                                       "org.freedesktop.DBus.NameHasOwner", "string:org.freedesktop.Notifications"],
@@ -106,19 +89,17 @@ final class Desktop: @unchecked Sendable {
 
     /// Kills dunst as a crash would (no goodbye on the bus).
     func killNotificationServer() {
-        guard let p = dunst, p.isRunning else { return }
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        dunst?.kill()
         dunst = nil
     }
 
     /// Stops dunst (SIGSTOP): it keeps its name on the bus, takes calls and answers none.
     func pauseNotificationServer() {
-        if let p = dunst, p.isRunning { kill(p.processIdentifier, SIGSTOP) }
+        dunst?.signal(SIGSTOP)
     }
 
     func resumeNotificationServer() {
-        if let p = dunst, p.isRunning { kill(p.processIdentifier, SIGCONT) }
+        dunst?.signal(SIGCONT)
     }
 
     /// Waits until a `dbus-monitor` is a monitor on the bus: it prints the loss
@@ -150,11 +131,7 @@ final class Desktop: @unchecked Sendable {
 
     deinit {
         killNotificationServer()
-        // SIGKILL: children of the test process inherit its blocked SIGTERM.
-        if xvfb.isRunning {
-            kill(xvfb.processIdentifier, SIGKILL)
-            xvfb.waitUntilExit()
-        }
+        xvfb.stop()
     }
 }
 

@@ -1,6 +1,5 @@
 import Foundation
 import LifelineTestKit
-import Synchronization
 import Testing
 
 /// Shared pieces for tests that run the real `lifeline` binary against real
@@ -76,35 +75,11 @@ enum Harness {
         return final
     }
 
-    /// Runs a command to completion and returns its exit status and output.
+    /// Runs a command to completion and returns its exit status and output, as text.
     @discardableResult
     static func run(_ argv: [String], environment: [String: String]? = nil, stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : (which(argv[0]) ?? argv[0]))
-        p.arguments = Array(argv.dropFirst())
-        if let environment { p.environment = environment }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        let input = Pipe()
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try? input.fileHandleForWriting.close()
-        // stderr is read on another thread while stdout is read here, so a child
-        // that fills either pipe cannot stall waiting for us to read the other.
-        let errorOutput = Mutex(Data())
-        let finished = DispatchSemaphore(value: 0)
-        Thread {
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            errorOutput.withLock { $0 = data }
-            finished.signal()
-        }.start()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        finished.wait()
-        let e = errorOutput.withLock { $0 }
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try Spawned.run(argv, environment: environment, stdin: stdin.map { .bytes(Array($0.utf8)) } ?? .null)
+        return (r.status, String(decoding: r.stdout, as: UTF8.self), String(decoding: r.stderr, as: UTF8.self))
     }
 }
 
@@ -112,7 +87,7 @@ enum Harness {
 final class DaemonFixture: @unchecked Sendable {
     let root: URL
     let environment: [String: String]
-    private(set) var process: Process?
+    private(set) var process: Spawned?
     private let logURL: URL
     /// Runs the daemon through a wrapper that execs it, e.g.
     /// `["ip", "netns", "exec", NS]` to put it in a network namespace.
@@ -164,40 +139,25 @@ final class DaemonFixture: @unchecked Sendable {
     }
 
     func start(arguments: [String] = ["daemon"]) throws {
-        let p = Process()
-        if let wrapper = commandPrefix.first {
-            p.executableURL = URL(fileURLWithPath: Harness.which(wrapper) ?? wrapper)
-            p.arguments = Array(commandPrefix.dropFirst()) + [Harness.binary] + arguments
-        } else {
-            p.executableURL = URL(fileURLWithPath: Harness.binary)
-            p.arguments = arguments
-        }
-        p.environment = environment
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let log = try FileHandle(forWritingTo: logURL)
-        p.standardOutput = log
-        p.standardError = log
-        try p.run()
-        process = p
+        process = try Spawned(commandPrefix + [Harness.binary] + arguments, environment: environment,
+                              stdout: .file(logURL.path), stderr: .stdout)
     }
 
     /// What the daemon wrote to stdout and stderr so far.
     var daemonLog: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
-    /// Sends `signal` and waits (bounded) for the daemon to exit; returns its status.
+    /// Sends `signal` and waits (bounded) for the daemon to exit; returns its
+    /// status, or nil when it had to be killed.
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async -> Int32? {
         guard let p = process else { return nil }
-        if p.isRunning { kill(p.processIdentifier, signal) }
+        p.signal(signal)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while p.isRunning, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        if p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-            return nil
-        }
-        return p.terminationStatus
+        if let status = p.exitStatus { return status }
+        p.kill()
+        return nil
     }
 
     /// Runs `lifeline ARGS` with this fixture's environment.
@@ -216,10 +176,7 @@ final class DaemonFixture: @unchecked Sendable {
     func loggedStates() -> [String] { loggedEvents().compactMap { $0["state"] as? String } }
 
     deinit {
-        if let p = process, p.isRunning {
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-        }
+        process?.kill()
         try? FileManager.default.removeItem(at: root)
     }
 }

@@ -6,19 +6,14 @@ import Testing
 final class PrivateBus: @unchecked Sendable {
     let directory: URL
     let address: String
-    private let process: Process
+    private let process: Spawned
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus").path
         address = "unix:path=\(socket)"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: Harness.which("dbus-daemon") ?? "/usr/bin/dbus-daemon")
-        process.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try Spawned(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"])
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: socket), clock.now < deadline {
@@ -31,12 +26,10 @@ final class PrivateBus: @unchecked Sendable {
 
     var isRunning: Bool { process.isRunning }
 
-    /// Stops the bus, as when a session ends (SIGKILL: children of the test process inherit its blocked SIGTERM).
+    /// Stops the bus at once (SIGKILL), as when a session ends: its clients get
+    /// no goodbye, only a closed socket.
     func kill() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.kill()
     }
 
     deinit {
@@ -46,36 +39,21 @@ final class PrivateBus: @unchecked Sendable {
 }
 
 /// A long-running client (dbus-monitor, `lifeline watch`) whose standard output
-/// goes to a file the test reads while it runs.
-final class BackgroundProcess: @unchecked Sendable {
-    let process = Process()
+/// and standard error go to a file the test reads while it runs.
+final class BackgroundProcess: Sendable {
+    let process: Spawned
     let outputURL: URL
 
     init(_ argv: [String], environment: [String: String], output: URL) throws {
         outputURL = output
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : (Harness.which(argv[0]) ?? argv[0]))
-        process.arguments = Array(argv.dropFirst())
-        process.environment = environment
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        process = try Spawned(argv, environment: environment, stdout: .file(output.path), stderr: .stdout)
     }
 
     var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
 
     var lines: [String] { output.split(separator: "\n").map(String.init) }
 
-    /// SIGKILL: the test process passes its blocked/ignored SIGTERM on to children.
-    func stop() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-
-    deinit { stop() }
+    func stop() { process.stop() }
 }
 
 /// What `dbus-monitor` printed, as signals: member, then the string arguments
