@@ -117,7 +117,7 @@ import Testing
         kill(daemon, SIGTERM)
         #expect(await f.stop(signal: 0) == 0)
 
-        let calls = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").map(String.init)
+        let calls = Self.wholeCalls(try String(contentsOfFile: trace, encoding: .utf8))
         let folder = f.path("state/lifeline")
         /// Whether, after the first call containing `marker`, the folder is opened and that descriptor fsync'd.
         func folderSynced(after marker: String) -> Bool {
@@ -133,7 +133,46 @@ import Testing
             return false
         }
         #expect(folderSynced(after: "\"\(f.eventLogPath)\", O_RDWR|O_CREAT|O_APPEND|O_CLOEXEC"), "creation:\n\(calls.joined(separator: "\n"))")
-        #expect(folderSynced(after: "\"\(f.eventLogPath)\", \"\(f.eventLogPath).1\""), "rotation")
+        #expect(folderSynced(after: "\"\(f.eventLogPath)\", \"\(f.eventLogPath).1\""), "rotation:\n\(calls.joined(separator: "\n"))")
+    }
+}
+
+extension EventLogDurabilityTests {
+    @Test func straceCallsSplitByAnotherThreadAreJoined() {
+        let text = """
+            101   fsync(26 <unfinished ...>
+            102   openat(AT_FDCWD, "/x", O_RDONLY) = 7
+            101   <... fsync resumed>) = 0
+            """
+        #expect(Self.wholeCalls(text) == ["102   openat(AT_FDCWD, \"/x\", O_RDONLY) = 7", "101 fsync(26) = 0"])
+    }
+
+    /// strace's lines with each call whole: when another thread runs meanwhile,
+    /// `strace -f` splits a call into "PID fsync(26 <unfinished ...>" and, later,
+    /// "PID <... fsync resumed>) = 0".
+    static func wholeCalls(_ text: String) -> [String] {
+        var unfinished: [Substring: Substring] = [:]
+        var calls: [String] = []
+        for line in text.split(separator: "\n") {
+            // "PID  call…": the pid, then one or more spaces.
+            let parts = line.drop(while: { $0 == " " }).split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else {
+                calls.append(String(line))
+                continue
+            }
+            let (pid, rest) = (parts[0], parts[1].drop(while: { $0 == " " }))
+            if rest.hasSuffix("<unfinished ...>") {
+                var start = rest.dropLast("<unfinished ...>".count)
+                while start.last == " " { start = start.dropLast() }
+                unfinished[pid] = start
+            } else if rest.hasPrefix("<... "), let resumed = rest.range(of: " resumed>"),
+                      let start = unfinished.removeValue(forKey: pid) {
+                calls.append("\(pid) \(start)\(rest[resumed.upperBound...])")
+            } else {
+                calls.append(String(line))
+            }
+        }
+        return calls
     }
 }
 
