@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import LifelineDBus
 import LifelineGLib
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// The probe against real HTTP servers (issue 4): a private network namespace

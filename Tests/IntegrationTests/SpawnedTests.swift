@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// The one way the integration tests start processes: children that SIGTERM

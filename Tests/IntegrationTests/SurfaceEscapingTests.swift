@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// What the real binaries print for hostile text in the state file and the

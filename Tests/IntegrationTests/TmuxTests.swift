@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// The tmux sink and `lifeline watch` against real tmux servers on private

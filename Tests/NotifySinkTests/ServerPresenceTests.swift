@@ -97,22 +97,12 @@ while s.recv(65536):
     pass
 """#
 
-    static func spawn(_ argv: [String]) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = argv
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        return p
+    static func spawn(_ argv: [String]) throws -> Spawned {
+        try Spawned(argv)
     }
 
-    /// SIGKILL: children of the test process inherit its blocked SIGTERM.
-    static func kill(_ p: Process) {
-        if p.isRunning {
-            Glibc.kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-        }
+    static func kill(_ p: Spawned) {
+        p.stop()
     }
 
     static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {

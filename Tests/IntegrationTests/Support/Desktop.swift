@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// A headless desktop for one test: a private session bus, an X server (Xvfb) and

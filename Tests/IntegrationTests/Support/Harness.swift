@@ -55,14 +55,7 @@ enum Harness {
         }
     }
 
-    static func which(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
-            let candidate = "\(dir)/\(tool)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
+    static func which(_ tool: String) -> String? { Spawned.which(tool) }
 
     /// Polls `condition` every 10 ms until it holds or `timeout` passes.
     @discardableResult

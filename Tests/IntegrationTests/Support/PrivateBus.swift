@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// A private `dbus-daemon --session` for one test (the real bus, on a private

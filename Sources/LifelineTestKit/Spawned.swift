@@ -1,17 +1,17 @@
 import Foundation
 import Synchronization
 
-/// A child process of the tests: every command, server and daemon the
-/// integration tests start goes through here.
+/// A child process of the tests: every command, server and daemon any test
+/// target starts goes through here.
 ///
 /// Test code runs on threads that block most signals (SIGTERM among them), and a
 /// child inherits its parent's signal mask and ignored signals: a server started
 /// that way would shrug off SIGTERM, and a tmux server would outlive kill-server.
 /// So a child always starts with an empty mask and every signal at its default
 /// action, and SIGTERM stops it as it would outside the tests.
-final class Spawned: Sendable {
+public final class Spawned: Sendable {
     /// Where standard input comes from.
-    enum Input: Sendable {
+    public enum Input: Sendable {
         case null
         case file(String)
         /// Written to a temporary file first: a pipe the child stops reading
@@ -20,7 +20,7 @@ final class Spawned: Sendable {
     }
 
     /// Where standard output or standard error goes.
-    enum Output: Sendable, Equatable {
+    public enum Output: Sendable, Equatable {
         case null
         /// Created, or emptied, when the child starts.
         case file(String)
@@ -32,9 +32,9 @@ final class Spawned: Sendable {
         case stdout
     }
 
-    struct Failure: Error, CustomStringConvertible { var description: String }
+    public struct Failure: Error, CustomStringConvertible { public var description: String }
 
-    let pid: pid_t
+    public let pid: pid_t
     private let status = Mutex<Int32?>(nil)
     private let temporaries: [String]
     private let capturedOut: String?
@@ -42,7 +42,7 @@ final class Spawned: Sendable {
 
     /// Starts `argv`; argv[0] is looked up in PATH unless it holds a slash.
     /// `environment` nil passes the test process's own environment on.
-    init(_ argv: [String], environment: [String: String]? = nil, stdin: Input = .null,
+    public init(_ argv: [String], environment: [String: String]? = nil, stdin: Input = .null,
          stdout: Output = .null, stderr: Output = .null) throws {
         precondition(!argv.isEmpty, "nothing to run")
         precondition(stdout != .stdout, "stdout cannot follow itself")
@@ -91,7 +91,7 @@ final class Spawned: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let program = argv[0].contains("/") ? argv[0] : (Harness.which(argv[0]) ?? argv[0])
+        let program = argv[0].contains("/") ? argv[0] : (Self.which(argv[0]) ?? argv[0])
         let cArguments = ([program] + argv.dropFirst()).map { strdup($0) } + [nil]
         let cEnvironment = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
         defer {
@@ -122,16 +122,16 @@ final class Spawned: Sendable {
         }
     }
 
-    var isRunning: Bool { reap() == nil }
+    public var isRunning: Bool { reap() == nil }
 
     /// The exit status once the child has ended (128+n for signal n), nil while it runs.
-    var exitStatus: Int32? { reap() }
+    public var exitStatus: Int32? { reap() }
 
     /// Waits until the child ends and returns its exit status (128+n for signal n).
     /// Polls rather than blocking in waitpid, so `isRunning` on another thread
     /// never waits behind it.
     @discardableResult
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         while true {
             if let status = reap() { return status }
             usleep(2_000)
@@ -140,7 +140,7 @@ final class Spawned: Sendable {
 
     /// Sends `signal` unless the child has already been reaped; false then.
     @discardableResult
-    func signal(_ signal: Int32) -> Bool {
+    public func signal(_ signal: Int32) -> Bool {
         status.withLock { status in
             guard status == nil else { return false }
             return Glibc.kill(pid, signal) == 0
@@ -150,7 +150,7 @@ final class Spawned: Sendable {
     /// SIGTERM, up to `timeout` for the child to end, then SIGKILL; reaps it
     /// either way and returns its exit status.
     @discardableResult
-    func stop(timeout: Duration = .seconds(5)) -> Int32 {
+    public func stop(timeout: Duration = .seconds(5)) -> Int32 {
         signal(SIGTERM)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -162,27 +162,33 @@ final class Spawned: Sendable {
 
     /// SIGKILL and reap: the child ends at once, as in a crash (even a stopped one).
     @discardableResult
-    func kill() -> Int32 {
+    public func kill() -> Int32 {
         signal(SIGKILL)
         return wait()
     }
 
     /// What a `.capture` stdout received so far.
-    var capturedStdout: [UInt8] { Self.contents(capturedOut) }
+    public var capturedStdout: [UInt8] { Self.contents(capturedOut) }
 
     /// What a `.capture` stderr received so far.
-    var capturedStderr: [UInt8] { Self.contents(capturedErr) }
+    public var capturedStderr: [UInt8] { Self.contents(capturedErr) }
 
     private static func contents(_ path: String?) -> [UInt8] {
         path.flatMap { FileManager.default.contents(atPath: $0) }.map { Array($0) } ?? []
     }
 
     /// Runs `argv` to completion with both streams captured.
-    static func run(_ argv: [String], environment: [String: String]? = nil, stdin: Input = .null) throws
+    public static func run(_ argv: [String], environment: [String: String]? = nil, stdin: Input = .null) throws
         -> (status: Int32, stdout: [UInt8], stderr: [UInt8]) {
         let child = try Spawned(argv, environment: environment, stdin: stdin, stdout: .capture, stderr: .capture)
         let status = child.wait()
         return (status, child.capturedStdout, child.capturedStderr)
+    }
+
+    /// The first executable `tool` in PATH.
+    public static func which(_ tool: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(tool)" }.first { access($0, X_OK) == 0 }
     }
 
     deinit {
