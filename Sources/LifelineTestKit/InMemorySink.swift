@@ -82,24 +82,3 @@ public final class ThreadBlocker: Sendable {
         close(writeEnd)
     }
 }
-
-/// A monitor that publishes a fixed list of observations, then stays quiet.
-public struct ScriptedMonitor: Monitor {
-    public struct Config: Codable, Sendable {
-        public var states: [ConnectivityState] = []
-        public init(states: [ConnectivityState] = []) { self.states = states }
-    }
-
-    public static let kind = "scripted"
-    public static let summary = "Publishes a fixed list of states (tests)."
-    let config: Config
-
-    public init(config: Config, context: PluginContext) throws { self.config = config }
-
-    public func run(handle: MonitorHandle) async throws {
-        for state in config.states {
-            handle.publish(Observation(role: .reachability, state: state, reason: "scripted"))
-        }
-        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
-    }
-}
