@@ -241,21 +241,7 @@ import Testing
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         // The default monitors, netlink then probe, with the default 30 s interval.
-        let fixture = try startDaemon(lab, config: """
-            [debounce]
-            down = "200ms"
-            up = "100ms"
-
-            [[monitor]]
-            kind = "netlink"
-
-            [[monitor]]
-            kind = "probe"
-            url = "\(lab.checkURL)"
-
-            [[sink]]
-            kind = "log"
-            """)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "5s"))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
         #expect((try fixture.statusJSON()["reason"] as? String ?? "").hasPrefix("probe answered"))
 
@@ -280,22 +266,7 @@ import Testing
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
-        let fixture = try startDaemon(lab, config: """
-            [debounce]
-            down = "200ms"
-            up = "100ms"
-
-            [[monitor]]
-            kind = "netlink"
-
-            [[monitor]]
-            kind = "probe"
-            url = "\(lab.checkURL)"
-            timeout = "1s"
-
-            [[sink]]
-            kind = "log"
-            """)
+        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "1s"))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
         try ProbeLab.sh(["ip", "-n", lab.namespace, "route", "del", "default"])
         #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
