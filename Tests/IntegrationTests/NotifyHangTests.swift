@@ -8,25 +8,21 @@ import Testing
     static let name = "org.lifeline.Lifeline1"
     static let path = "/org/lifeline/Lifeline1"
 
-    @Test func aHungNotificationServerDelaysNeitherSignalsNorCalls() async throws {
-        guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
+    /// dunst under Xvfb on a private bus, and a daemon (not started yet) driven by
+    /// a scripted monitor with no debounce, running `sinks`.
+    func lab(sinks: [String]) async throws -> (Desktop, DaemonFixture, ScriptedNetwork) {
         let desktop = try Desktop()
         try await desktop.startNotificationServer()
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
-        defer { Task { await fixture.stop() } }
         let net = ScriptedNetwork(fixture: fixture)
-        try fixture.writeConfig("""
-            [debounce]
-            down = "0s"
-            up = "0s"
-            \(net.monitorTOML)
-            [[sink]]
-            kind = "dbus"
-            [[sink]]
-            kind = "libnotify"
-            [[sink]]
-            kind = "log"
-            """)
+        try fixture.writeConfig(net.config(debounceMs: 0, sinks: sinks.map { "[[sink]]\nkind = \"\($0)\"" }.joined(separator: "\n")))
+        return (desktop, fixture, net)
+    }
+
+    @Test func aHungNotificationServerDelaysNeitherSignalsNorCalls() async throws {
+        guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
+        let (desktop, fixture, net) = try await lab(sinks: ["dbus", "libnotify", "log"])
+        defer { Task { await fixture.stop() } }
         let signals = try BackgroundProcess(
             ["dbus-monitor", "--session", "type='signal',interface='\(Self.name)',member='StateChanged'"],
             environment: desktop.environment, output: URL(fileURLWithPath: fixture.path("signals.log")))
@@ -85,21 +81,8 @@ import Testing
 
     @Test func aHungNotificationServerDoesNotHoldTheDaemonsExit() async throws {
         guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
-        let desktop = try Desktop()
-        try await desktop.startNotificationServer()
-        let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
+        let (desktop, fixture, net) = try await lab(sinks: ["libnotify", "log"])
         defer { Task { await fixture.stop() } }
-        let net = ScriptedNetwork(fixture: fixture)
-        try fixture.writeConfig("""
-            [debounce]
-            down = "0s"
-            up = "0s"
-            \(net.monitorTOML)
-            [[sink]]
-            kind = "libnotify"
-            [[sink]]
-            kind = "log"
-            """)
         try fixture.start()
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
