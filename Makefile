@@ -40,12 +40,14 @@ bench: release
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
 	@for script in bench/*.sh; do echo "== $$script"; bash "$$script" || exit 1; done
 
-# libFuzzer (toolchain only) on the netlink parser and the config loader;
+# libFuzzer (toolchain only) on the netlink parser, the config loader and the
+# readers of other programs' text (exec-monitor lines, event JSON);
 # FUZZ_SECONDS per target. A crash stops it with a non-zero status.
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
 	bash fuzz/netlink.sh $(FUZZ_SECONDS)
 	bash fuzz/config.sh $(FUZZ_SECONDS)
+	bash fuzz/input.sh $(FUZZ_SECONDS)
 
 # For CI: every target for 30 s; fails on any crash.
 fuzz-ci:

@@ -116,6 +116,8 @@ let package = Package(
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore", "LifelineTestKit"]),
         // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
         .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon"], path: "fuzz/ConfigFuzz"),
+        // libFuzzer target for the readers of other programs' text (fuzz/input.sh): exec-monitor lines, event JSON.
+        .executableTarget(name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineProtocol"], path: "fuzz/InputFuzz"),
     ] + plugins.map {
         .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
     }

@@ -7,9 +7,9 @@ import LifelineCore
 /// are bounded and hold no control characters (invalid UTF-8 was already
 /// replaced when the line was split), and the error for a bad line quotes it
 /// the same way.
-enum ExecLine {
-    struct Invalid: Error, CustomStringConvertible {
-        var description: String
+package enum ExecLine {
+    package struct Invalid: Error, CustomStringConvertible {
+        package var description: String
     }
 
     private struct Wire: Decodable {
@@ -24,10 +24,10 @@ enum ExecLine {
     static let allowedStates: [ConnectivityState] = [.offline, .limited, .portal, .online]
     /// In UTF-8 bytes. Kernel interface names have at most 15; a program may
     /// name something longer ("vpn: office"), never a paragraph.
-    static let maxInterfaceLength = 64
-    static let maxReasonLength = 512
+    package static let maxInterfaceLength = 64
+    package static let maxReasonLength = 512
 
-    static func parse(_ line: String, role: ExecMonitor.Config.Role) -> Result<Observation, Invalid> {
+    package static func parse(_ line: String, role: ExecMonitor.Config.Role) -> Result<Observation, Invalid> {
         let trimmed = String(line.trimmingSpaces())
         guard trimmed.hasPrefix("{") else {
             return .failure(Invalid(description: "not a JSON object: \(quoted(line))"))

@@ -1,0 +1,89 @@
+// Readers of text that other programs write, under libFuzzer (fuzz/input.sh
+// builds this with -sanitize=fuzzer and -DFUZZING): an exec monitor's output
+// line, and the event JSON that the log, the state file and `lifeline status`
+// read back. Besides "never crashes", each reader's promise is checked:
+// - an accepted exec line yields an interface and a reason that are bounded and
+//   hold no control character (they go on to the toast, tmux and terminals);
+// - an event read back and written again reads back to the same event, so
+//   nothing the daemon wrote is changed by a round trip through a file;
+// - every surface's formatter takes whatever a file held without trapping.
+//
+// Built without -DFUZZING it replays files instead: `lifeline-fuzz-input FILE…`.
+import ExecMonitor
+import LifelineCore
+import LifelineProtocol
+
+func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
+    let array = Array(bytes)
+    let text = String(decoding: array, as: UTF8.self)
+    checkExecLine(text)
+    _ = FlatJSON.parse(array)
+    _ = StateRecord.parse(array)
+    if let (event, _) = StateRecord.parseEvent(array) {
+        checkRoundTrip(event)
+        checkSurfaces(event)
+    }
+}
+
+private func checkExecLine(_ line: String) {
+    for role in [ExecMonitor.Config.Role.link, .reachability] {
+        guard case .success(let o) = ExecLine.parse(line, role: role) else { continue }
+        guard o.interface.utf8.count <= ExecLine.maxInterfaceLength,
+              o.reason.utf8.count <= ExecLine.maxReasonLength
+        else { fatalError("exec line accepted with an oversized field: \(o)") }
+        guard !(o.interface + o.reason).unicodeScalars.contains(where: TerminalText.isControl) else {
+            fatalError("exec line accepted with a control character: \(o)")
+        }
+    }
+}
+
+private func checkRoundTrip(_ event: StateEvent) {
+    let written = JSONText.object(event)
+    guard let (again, _) = StateRecord.parseEvent(Array(written.utf8)) else {
+        fatalError("an event read from a file cannot be read back once written:\n\(written)")
+    }
+    guard again == event else {
+        fatalError("an event changed on a round trip:\n\(event)\n\(again)")
+    }
+}
+
+private func checkSurfaces(_ event: StateEvent) {
+    let now = event.since &+ 1_000_000
+    _ = StatusFormat.render("{icon} {state} {interface} {kind} {rtt_ms} {since} {duration} {reason}", event, now: now)
+    _ = StatusFormat.plainTemplate(for: event)
+    for name in WatchFormat.names {
+        _ = WatchFormat(argument: name)?.line(event, now: now)
+    }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func inputFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    fuzzInput(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+    return 0
+}
+#else
+import Glibc
+
+@main
+struct ReplayInputs {
+    static func main() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let file = fopen(path, "rb") else {
+                print("\(path): cannot open")
+                exit(1)
+            }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = fread(&chunk, 1, chunk.count, file)
+                if n == 0 { break }
+                bytes += chunk[0..<n]
+            }
+            fclose(file)
+            bytes.withUnsafeBytes { fuzzInput($0) }
+            print("\(path): ok")
+        }
+    }
+}
+#endif
