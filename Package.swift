@@ -42,7 +42,9 @@ let package = Package(
         // What crosses a process boundary through files and stdout: the event JSON,
         // the state file, the event log, the status and watch formats. The front
         // binary and the CLI read these without linking any plugin.
-        .target(name: "LifelineProtocol", dependencies: ["LifelineCore"]),
+        .target(name: "LifelineProtocol", dependencies: ["LifelineCore", "CProcess"]),
+        // pidfd_open, for `watch` to see the daemon exit without polling (header only).
+        .systemLibrary(name: "CProcess", path: "Sources/CProcess"),
         // C libraries through pkg-config, which gives SwiftPM the -l flags.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),

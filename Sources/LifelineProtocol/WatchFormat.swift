@@ -99,6 +99,17 @@ public enum WatchFormat: Sendable, Equatable {
         return out
     }
 
+    /// When the line for `e` changes with nothing else changing (ms from `now`):
+    /// only a template showing `{duration}` does, each second under an hour and
+    /// each minute after (the resolution `DurationText.human` shows). Nil: the
+    /// line changes only with the state, so `watch` sleeps until it does.
+    public func refreshAfterMs(_ e: StateEvent?, now: Int64) -> Int32? {
+        guard case .template(let template) = self, template.contains("{duration}"), let e else { return nil }
+        let elapsedMs = max(0, now - e.since) / 1000
+        let step: Int64 = elapsedMs < 3_600_000 ? 1000 : 60_000
+        return Int32(step - elapsedMs % step)
+    }
+
     /// What a bar shows while no daemon runs: `unknown`, saying why.
     public static func noDaemon(at now: Int64) -> StateEvent {
         StateEvent(state: .unknown, previous: .unknown, since: now, reason: "lifeline daemon not running", sequence: 0)

@@ -64,22 +64,3 @@ struct DaemonClient {
         return (event, mutedUntil)
     }
 }
-
-/// Writes a line to standard output at once (a pipe would otherwise buffer it).
-/// Returns false when the reader has gone.
-@discardableResult
-func writeLine(_ text: String) -> Bool {
-    var line = text + "\n"
-    return line.withUTF8 { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let n = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
-    }
-}

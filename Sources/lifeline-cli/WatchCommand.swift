@@ -34,11 +34,13 @@ struct WatchCommand: ParsableCommand {
         for line in format.header { Self.emit(line) }
         var last: String?
         do {
-            try Self.source(paths: .fromEnvironment()).run { event in
+            try Self.source(paths: .fromEnvironment()).run(
+                refreshAfterMs: { format.refreshAfterMs($0, now: WallClock.micros()) }
+            ) { event in
                 let line = format.line(event, now: WallClock.micros())
-                guard line != last else { return }
+                guard line != last else { return true }
                 last = line
-                Self.emit(line)
+                return StandardOutput.writeLine(line)
             }
         } catch {
             printError("\(error)")
@@ -56,10 +58,9 @@ struct WatchCommand: ParsableCommand {
         return StateFileSource(path: paths.stateFile)
     }
 
-    /// One line, written straight to the file descriptor: a bar reading a pipe sees
-    /// it at once (stdout through a pipe is otherwise block-buffered).
+    /// One line, written straight to the file descriptor; ends quietly when the reader is gone.
     static func emit(_ line: String) {
-        if !writeLine(line) { Glibc.exit(0) }  // the reader is gone
+        if !StandardOutput.writeLine(line) { Glibc.exit(0) }
     }
 }
 
@@ -76,7 +77,7 @@ struct DBusWatchSource: WatchSource {
         var description: String
     }
 
-    func run(_ deliver: (StateEvent?) -> Void) throws {
+    func run(refreshAfterMs: (StateEvent?) -> Int32?, _ deliver: (StateEvent?) -> Bool) throws {
         let bus = client.connection
         do {
             // Subscribe before asking for the state: nothing falls in between.
@@ -88,14 +89,17 @@ struct DBusWatchSource: WatchSource {
         }
         var order = SequenceOrder()
         var shown: StateEvent?
+        var reading = true
         func show(_ e: StateEvent?) {
             if let e, !order.accepts(e) { return }
             shown = e
-            deliver(e)
+            reading = deliver(e) && reading
         }
         show(try? client.status())
         repeat {
-            while let message = bus.popMessage() {
+            // Woken with no message: a line showing a duration is due again.
+            show(shown)
+            while reading, let message = bus.popMessage() {
                 if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
                     guard let args = try? message.arguments(), args.count == 3,
                           let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
@@ -113,7 +117,8 @@ struct DBusWatchSource: WatchSource {
                     show(owner.isEmpty ? nil : try? client.status())
                 }
             }
-        } while bus.readWrite(timeoutMs: -1)
+        } while reading && bus.readWrite(timeoutMs: refreshAfterMs(shown) ?? -1)
+        if !reading { return }
         throw Failure(description: "lost the session bus")
     }
 

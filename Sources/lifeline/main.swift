@@ -1,8 +1,9 @@
 // `lifeline`: the command people and status bars run.
 //
-// A tmux `#()` or a bar may run `lifeline status` every second, so that one
-// command is answered here, from the runtime state file, by a binary that links
-// no C library and no Foundation and never starts the async runtime. The full
+// A tmux `#()` or a bar may run `lifeline status` every second, and a bar runs
+// `lifeline watch` all day, so those two commands are answered here, from the
+// runtime state file, by a binary that links no C library and no Foundation and
+// never starts the async runtime. The full
 // CLI (`lifeline-cli`: the daemon, D-Bus, libcurl, libnotify… 55 shared
 // libraries, ≈ 10 ms just to load) does everything else; it replaces this
 // process with execv, so `lifeline daemon` keeps its pid for systemd.
@@ -12,6 +13,9 @@ import LifelineProtocol
 
 let arguments = CommandLine.arguments
 if arguments.count >= 2, arguments[1] == "status", let code = FastStatus.run(arguments.dropFirst(2)) {
+    exit(code)
+}
+if arguments.count >= 2, arguments[1] == "watch", let code = FastWatch.run(arguments.dropFirst(2)) {
     exit(code)
 }
 FullCLI.exec(arguments)

@@ -554,5 +554,7 @@ final class LineReader: Sendable {
             .map { String(decoding: $0, as: UTF8.self) }
     }
 
+    var pid: pid_t { process.pid }
+
     func stop() { process.stop() }
 }
