@@ -13,6 +13,22 @@ struct WatchFormatTests {
         try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
     }
 
+    /// Only a shown duration makes the line change on its own: redrawn when the
+    /// shown number changes (seconds in the first hour, then minutes), never otherwise.
+    @Test func onlyAShownDurationAsksForARedraw() {
+        let template = WatchFormat(argument: "{state} for {duration}")!
+        // 133.000 s after `since`: the next second.
+        #expect(template.refreshAfterMs(offline, now: now) == 1000)
+        #expect(template.refreshAfterMs(offline, now: now + 250_000) == 750)
+        // Past the hour, "1h 2m" changes at the next whole minute.
+        let later = offline.since + 3_725_000_000
+        #expect(template.refreshAfterMs(offline, now: later) == 55_000)
+        #expect(template.refreshAfterMs(nil, now: now) == nil)
+        for format in [WatchFormat.plain, .json, .i3bar, .waybar, WatchFormat(argument: "{state} {reason}")!] {
+            #expect(format.refreshAfterMs(offline, now: now) == nil, "\(format)")
+        }
+    }
+
     @Test func argumentsNameTheFourFormatsOrATemplate() {
         #expect(WatchFormat(argument: "plain") == .plain)
         #expect(WatchFormat(argument: "json") == .json)
