@@ -1,0 +1,166 @@
+import Foundation
+import LifelineTestKit
+import Testing
+
+/// Suspend, resume and the inactive session, with the real daemon: logind is
+/// python-dbusmock's on a private stand-in system bus, the toasts go to a
+/// notification server that logs every Notify, and the network is scripted.
+@Suite(.serialized) struct SuspendTests {
+    /// The scripted network, the logind monitor with its default grace (10 s),
+    /// the toast and the event log.
+    func startDaemon(logind: LogindMock, notifications: CountingNotificationServer) throws -> (DaemonFixture, ScriptedNetwork) {
+        let fixture = try DaemonFixture(extraEnvironment: logind.environment.merging(notifications.environment) { $1 })
+        let network = ScriptedNetwork(fixture: fixture)
+        try fixture.writeConfig(network.config(debounceMs: 300, sinks: """
+            [[monitor]]
+            kind = "logind"
+
+            [[sink]]
+            kind = "libnotify"
+
+            [[sink]]
+            kind = "log"
+            """))
+        try fixture.start()
+        return (fixture, network)
+    }
+
+    /// Online, with the inhibitor lock taken.
+    func settle(_ fixture: DaemonFixture, _ network: ScriptedNetwork, _ logind: LogindMock) async throws {
+        try network.say("online", interface: "wlan0")
+        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        #expect(await Harness.waitUntil(timeout: .seconds(15), "an inhibitor lock (daemon log: \(fixture.daemonLog))") {
+            (try? logind.inhibitorCount()) == 1
+        })
+    }
+
+    func suspend(_ fixture: DaemonFixture, _ logind: LogindMock) async throws {
+        try logind.prepareForSleep(true)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the lock released on sleep") {
+            (try? logind.inhibitorCount()) == 0
+        })
+    }
+
+    /// Sleeps until `offset` after `start`: the scenario's own timing, not a wait for readiness.
+    func at(_ offset: Duration, after start: ContinuousClock.Instant) async throws {
+        try await Task.sleep(until: start + offset, clock: .continuous)
+    }
+
+    @Test func aNetworkBackFiveSecondsAfterResumeShowsNoToastAtAll() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let notifications = try CountingNotificationServer()
+        let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
+        try await settle(fixture, network, logind)
+        try await suspend(fixture, logind)
+
+        try network.say("offline", reason: "default route via wlan0 removed")
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        try logind.prepareForSleep(false)
+        let resumed = ContinuousClock.now
+        try await at(.seconds(5), after: resumed)
+        try network.say("online", interface: "wlan0")
+        #expect(await fixture.waitForState("online", timeout: .seconds(4)))
+        // Past the grace: the outage was over before it could alert.
+        try await at(.seconds(12), after: resumed)
+        #expect(notifications.notifies.isEmpty, "\(notifications.notifies)")
+        // Every surface that shows the state saw it all.
+        #expect(fixture.loggedStates() == ["online", "offline", "online"])
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func aNetworkStillGoneAfterTheGraceShowsExactlyOneToast() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let notifications = try CountingNotificationServer()
+        let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
+        try await settle(fixture, network, logind)
+        try await suspend(fixture, logind)
+
+        try network.say("offline", reason: "default route via wlan0 removed")
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        try logind.prepareForSleep(false)
+        let resumed = ContinuousClock.now
+        try await at(.seconds(8), after: resumed)
+        #expect(notifications.notifies.isEmpty, "no toast within the grace: \(notifications.notifies)")
+        try await at(.seconds(15), after: resumed)
+        #expect(notifications.notifies.count == 1, "\(notifications.notifies)")
+        #expect(notifications.notifies.first?.contains("\"Offline\"") == true, "\(notifications.notifies)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func theInhibitorLockIsTakenReleasedOnSleepAndTakenAgainOnResume() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let notifications = try CountingNotificationServer()
+        let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
+        try await settle(fixture, network, logind)
+        #expect(logind.inhibitCalls.count == 1)
+        #expect(logind.inhibitCalls.first?.contains("\"sleep\" \"Lifeline\"") == true, "\(logind.inhibitCalls)")
+        #expect(logind.inhibitCalls.first?.hasSuffix("\"delay\"") == true, "\(logind.inhibitCalls)")
+
+        // logind drops the lock only when the daemon closed every copy of its descriptor.
+        try await suspend(fixture, logind)
+        #expect(fixture.daemonLog.contains("suspending"), "\(fixture.daemonLog)")
+        try logind.prepareForSleep(false)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "a new lock after resume") {
+            (try? logind.inhibitorCount()) == 1
+        })
+        #expect(logind.inhibitCalls.count == 2)
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func anInactiveSessionHoldsTheToastUntilItIsActiveAgain() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let notifications = try CountingNotificationServer()
+        let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
+        try await settle(fixture, network, logind)
+
+        try logind.setSessionActive(false)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the daemon to see the session inactive") {
+            fixture.daemonLog.contains("session is inactive")
+        })
+        try network.say("offline", reason: "default route via wlan0 removed")
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        // Published well past the debounce: still nothing on screen.
+        let published = ContinuousClock.now
+        try await at(.seconds(2), after: published)
+        #expect(notifications.notifies.isEmpty, "\(notifications.notifies)")
+
+        try logind.setSessionActive(true)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the held toast") { notifications.notifies.count == 1 })
+        try await at(.seconds(2), after: ContinuousClock.now)
+        #expect(notifications.notifies.count == 1, "\(notifications.notifies)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// With the real probe: after resume it asks the check server at once.
+    @Test func theProbeAsksTheCheckServerWithinOneSecondOfResume() async throws {
+        guard Harness.available(ProbeTests.requirement), LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        // A long interval: any request right after resume is the check it asked for.
+        let config = ProbeTests.config(url: lab.checkURL, interval: "5m") + """
+
+
+            [[monitor]]
+            kind = "logind"
+            """
+        let fixture = try ProbeTests().startDaemon(lab, config: config, environment: logind.environment)
+        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        #expect(await Harness.waitUntil(timeout: .seconds(15), "an inhibitor lock") { (try? logind.inhibitorCount()) == 1 })
+        try await suspend(fixture, logind)
+        let before = lab.requests(.ok).count
+
+        try logind.prepareForSleep(false)
+        let resumed = ContinuousClock.now
+        #expect(await Harness.waitUntil(timeout: .seconds(3), "a probe request after resume") {
+            lab.requests(.ok).count > before
+        })
+        let took = ContinuousClock.now - resumed
+        #expect(took < .seconds(1), "the first probe request came \(took) after resume")
+        #expect(await fixture.stop() == 0)
+    }
+}
