@@ -164,3 +164,70 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 }
+
+/// Without logind, or without a system bus, the monitor is quiet, and it
+/// follows logind once it appears.
+@Suite(.serialized) struct LogindAbsentTests {
+    func start(environment: [String: String]) throws -> DaemonFixture {
+        let fixture = try DaemonFixture(extraEnvironment: environment)
+        let network = ScriptedNetwork(fixture: fixture)
+        try fixture.writeConfig(network.config(debounceMs: 300, sinks: """
+            [[monitor]]
+            kind = "logind"
+
+            [[sink]]
+            kind = "log"
+            """))
+        try fixture.start()
+        try network.say("online", interface: "wlan0")
+        return fixture
+    }
+
+    func lines(_ fixture: DaemonFixture, containing text: String) -> Int {
+        fixture.daemonLog.split(separator: "\n").count { $0.contains(text) }
+    }
+
+    @Test func logindThatAppearsLaterIsFollowedAndOneLineSaidItWasMissing() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock(started: false)
+        let fixture = try start(environment: logind.environment)
+        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        #expect(await Harness.waitUntil(timeout: .seconds(10), "the daemon to say logind is missing") {
+            lines(fixture, containing: "logind is not on the system bus") == 1
+        })
+
+        try logind.start()
+        #expect(await Harness.waitUntil(timeout: .seconds(10), "a lock from the logind that appeared (\(fixture.daemonLog))") {
+            (try? logind.inhibitorCount()) == 1
+        })
+        try logind.prepareForSleep(true)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the lock released on sleep") {
+            (try? logind.inhibitorCount()) == 0
+        })
+
+        // logind leaves and comes back: no crash, followed again.
+        logind.stop()
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the daemon to see logind leave") {
+            lines(fixture, containing: "logind left the system bus") == 1
+        })
+        try logind.start()
+        #expect(await Harness.waitUntil(timeout: .seconds(10), "a lock from the logind that came back") {
+            (try? logind.inhibitorCount()) == 1
+        })
+        #expect(lines(fixture, containing: "logind is not on the system bus") == 1)
+        #expect(fixture.process?.isRunning == true)
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func noSystemBusIsOneInfoLineAndTheStateGoesOn() async throws {
+        guard LogindMock.available() else { return }
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-system-bus-\(UUID().uuidString.prefix(8))").path
+        let fixture = try start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(missing)"])
+        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        // Attempts go on with a growing pause (1 s, 2 s, …): one line for all of them.
+        try await Task.sleep(for: .seconds(4))
+        #expect(lines(fixture, containing: "no system bus at") == 1, "\(fixture.daemonLog)")
+        #expect(!fixture.daemonLog.contains("warning"), "\(fixture.daemonLog)")
+        #expect(await fixture.stop() == 0)
+    }
+}

@@ -13,7 +13,8 @@ final class LogindMock: @unchecked Sendable {
     let systemBus: PrivateBus
     let session: String
     let callLog: URL
-    private let process: Spawned
+    private var process: Spawned?
+    private let sessionActive: Bool
 
     /// Whether dbusmock and the tools can run here; under
     /// `LIFELINE_REQUIRE_INTEGRATION=1` their absence is a failure.
@@ -26,10 +27,17 @@ final class LogindMock: @unchecked Sendable {
         return works
     }
 
-    init(sessionActive: Bool = true) throws {
+    /// `started: false` leaves the bus without logind until `start()`.
+    init(sessionActive: Bool = true, started: Bool = true) throws {
         systemBus = try PrivateBus()
         session = "ll\(String(UInt32.random(in: 0..<0xFFFFF), radix: 16))"
         callLog = systemBus.directory.appendingPathComponent("logind-calls.log")
+        self.sessionActive = sessionActive
+        if started { try start() }
+    }
+
+    /// logind takes its name on the bus, with the daemon's session.
+    func start() throws {
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus.address
         process = try Spawned([Self.python, "-m", "dbusmock", "--template", "logind", "--system", "-l", callLog.path],
@@ -39,8 +47,14 @@ final class LogindMock: @unchecked Sendable {
                       [session, "seat0", "\(getuid())", "root", sessionActive ? "true" : "false"])
     }
 
+    /// logind leaves the bus (as a crash would).
+    func stop() {
+        _ = process?.kill()
+        process = nil
+    }
+
     deinit {
-        process.stop()
+        _ = process?.stop()
     }
 
     /// What the daemon needs to find this logind and its session.
