@@ -67,7 +67,7 @@ public struct LogindMonitor: Monitor {
                 saidSo = true
             } catch {
                 if !saidSo {
-                    context.logger.info("no system bus at \(address) (\(error.message)); suspend and session are not followed until it appears")
+                    context.logger.info("no system bus at \(address) (\(Self.shown(error))); suspend and session are not followed until it appears")
                     saidSo = true
                 }
             }
@@ -75,6 +75,8 @@ public struct LogindMonitor: Monitor {
             pause = min(pause * 2, .seconds(30))
         }
     }
+
+    static func shown(_ error: BusError) -> String { Follower.shown(error) }
 
     /// Follows logind on one connection until the connection is lost (returns)
     /// or the task is cancelled.
@@ -158,6 +160,12 @@ private struct Follower {
         }
     }
 
+    /// A peer's error text as a log line can show it: bounded, controls escaped
+    /// (a Python peer answers with a whole traceback).
+    static func shown(_ error: BusError) -> String {
+        BusError.shown(error.message, limit: 160)
+    }
+
     mutating func logindAppeared(_ newOwner: String) async {
         owner = newOwner
         context.logger.info("following logind on the system bus")
@@ -165,7 +173,7 @@ private struct Follower {
         do {
             session = try await Login1.sessionPath(connection)
         } catch {
-            context.logger.info("no login session found (\(error.message)); alerts do not wait for one")
+            context.logger.info("no login session found (\(Self.shown(error))); alerts do not wait for one")
             session = nil
         }
         if session != nil { await readActive() } else { handle.sessionIsActive(true) }
@@ -176,7 +184,7 @@ private struct Follower {
             lock = try await Login1.inhibitSleep(connection)
         } catch {
             lock = nil
-            context.logger.warning("cannot take a sleep inhibitor lock: \(error.message)")
+            context.logger.warning("cannot take a sleep inhibitor lock: \(Self.shown(error))")
         }
     }
 
@@ -185,7 +193,7 @@ private struct Follower {
         do {
             sessionIs(active: try await Login1.isActive(connection, session: session))
         } catch {
-            context.logger.warning("cannot read whether session \(session) is active: \(error.message)")
+            context.logger.warning("cannot read whether session \(session) is active: \(Self.shown(error))")
         }
     }
 

@@ -231,3 +231,73 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 }
+
+/// Which session the daemon follows, and signals it must not trust.
+@Suite(.serialized) struct LogindSessionTests {
+    func start(environment: [String: String]) throws -> DaemonFixture {
+        let fixture = try DaemonFixture(extraEnvironment: environment)
+        let network = ScriptedNetwork(fixture: fixture)
+        try fixture.writeConfig(network.config(debounceMs: 300, sinks: """
+            [[monitor]]
+            kind = "logind"
+
+            [[sink]]
+            kind = "log"
+            """))
+        try fixture.start()
+        return fixture
+    }
+
+    @Test func withoutXDGSessionIDTheUsersDisplaySessionIsFollowed() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        try logind.makeDisplaySession()
+        var environment = logind.environment
+        environment["XDG_SESSION_ID"] = ""
+        let fixture = try start(environment: environment)
+        #expect(await Harness.waitUntil(timeout: .seconds(15), "the daemon to find the session (\(fixture.daemonLog))") {
+            fixture.daemonLog.contains("session is active")
+        })
+        try logind.setSessionActive(false)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the daemon to see the display session inactive") {
+            fixture.daemonLog.contains("session is inactive")
+        })
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// A peer's long, multi-line error text becomes one bounded log line.
+    @Test func aPeersErrorTextIsOneBoundedLogLine() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        try logind.makeGetUserFail()
+        var environment = logind.environment
+        environment["XDG_SESSION_ID"] = ""
+        let fixture = try start(environment: environment)
+        #expect(await Harness.waitUntil(timeout: .seconds(15), "the daemon to give up on the session") {
+            fixture.daemonLog.contains("no login session found")
+        })
+        let line = fixture.daemonLog.split(separator: "\n").first { $0.contains("no login session found") } ?? ""
+        #expect(line.contains("Traceback") && line.hasSuffix("alerts do not wait for one"), "\(line)")
+        #expect(line.count < 400, "\(line)")
+        #expect(!fixture.daemonLog.contains("\n  File "), "\(fixture.daemonLog)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func malformedSleepSignalsAreIgnored() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let fixture = try start(environment: logind.environment)
+        #expect(await Harness.waitUntil(timeout: .seconds(15), "an inhibitor lock") { (try? logind.inhibitorCount()) == 1 })
+        try logind.emit("PrepareForSleep", signature: "s", "[<'now'>]")
+        try logind.emit("PrepareForSleep", signature: "", "@av []")
+        try logind.emit("PrepareForSleep", signature: "bb", "[<true>, <true>]")
+        // A well-formed one after them is taken: the malformed ones were read and dropped.
+        try logind.prepareForSleep(true)
+        #expect(await Harness.waitUntil(timeout: .seconds(5), "the lock released on the real signal") {
+            (try? logind.inhibitorCount()) == 0
+        })
+        #expect(fixture.daemonLog.split(separator: "\n").count { $0.contains("suspending") } == 1, "\(fixture.daemonLog)")
+        #expect(fixture.process?.isRunning == true)
+        #expect(await fixture.stop() == 0)
+    }
+}

@@ -74,6 +74,30 @@ final class LogindMock: @unchecked Sendable {
                       ["org.freedesktop.login1.Session", "{'Active': <\(active)>}"])
     }
 
+    /// The user's display session becomes this session (what logind picks for
+    /// a daemon started outside any session).
+    func makeDisplaySession() throws {
+        // The template's GetUser adds a number to a string and fails; logind answers the user's path.
+        _ = try gdbus("/org/freedesktop/login1", "org.freedesktop.DBus.Mock.AddMethod",
+                      ["org.freedesktop.login1.Manager", "GetUser", "u", "o", "ret = '/org/freedesktop/login1/user/%d' % args[0]"])
+        let session = "/org/freedesktop/login1/session/\(self.session)"
+        _ = try gdbus("/org/freedesktop/login1/user/\(getuid())", "org.freedesktop.DBus.Properties.Set",
+                      ["org.freedesktop.login1.User", "Display", "<('\(self.session)', objectpath '\(session)')>"])
+    }
+
+    /// GetUser answers with a long error text of several lines, as a hostile or broken peer might.
+    func makeGetUserFail() throws {
+        _ = try gdbus("/org/freedesktop/login1", "org.freedesktop.DBus.Mock.AddMethod",
+                      ["org.freedesktop.login1.Manager", "GetUser", "u", "o",
+                       "raise dbus.exceptions.DBusException('Traceback:\\n  File x\\n' + 'y' * 5000, name='org.freedesktop.DBus.Error.Failed')"])
+    }
+
+    /// A signal of logind's with any signature and arguments (GVariant text).
+    func emit(_ member: String, signature: String, _ arguments: String) throws {
+        _ = try gdbus("/org/freedesktop/login1", "org.freedesktop.DBus.Mock.EmitSignal",
+                      ["org.freedesktop.login1.Manager", member, signature, arguments])
+    }
+
     /// Method calls dbusmock answered, one line each ("… Inhibit "sleep" "Lifeline" …").
     var calls: [String] {
         ((try? String(contentsOf: callLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
