@@ -29,6 +29,10 @@ public struct Toast: Equatable, Sendable {
 /// - Recovery turns the outage toast into "Back online" in place; an outage the
 ///   user never saw (muted throughout, no server) gets no "Back online".
 /// - While muted nothing shows; when the mute ends during an outage, it shows.
+/// - While alerts are held (the machine sleeps or has just resumed, the session
+///   is not in front) nothing shows and nothing counts as seen, like a mute: when
+///   the hold lifts during an outage its toast shows, and an outage that ended
+///   meanwhile gets no "Back online" unless the user had seen it.
 public struct ToastPolicy: Sendable {
     public enum Action: Equatable, Sendable {
         /// Show a new toast (no toast of ours is on screen).
@@ -72,14 +76,15 @@ public struct ToastPolicy: Sendable {
         }
         if outage.isOver {
             let sawIt = seen >= outage.id
-            guard backOnlineMessage, serverPresent, sawIt, backOnlineSent < outage.id, !update.isMuted(at: now) else {
+            guard backOnlineMessage, serverPresent, sawIt, backOnlineSent < outage.id, !update.isMuted(at: now),
+                  !update.alertsHeld else {
                 return closeIfShown()
             }
             backOnlineSent = outage.id
             shown = nil
             return [.backOnline(Self.backOnline(outage, event: update.event))]
         }
-        if update.isMuted(at: now) || !serverPresent {
+        if update.isMuted(at: now) || !serverPresent || update.alertsHeld {
             // Nothing shows, and nothing counts as seen: when the mute ends (or a
             // server appears) during this outage, its toast appears then.
             return closeIfShown()
@@ -113,7 +118,8 @@ public struct ToastPolicy: Sendable {
     /// A recovery is shown by `take` as usual.
     public mutating func checkFinished(current: Update, now: Int64) -> [Action] {
         actionInvoked = false
-        guard let outage = current.outage, !outage.isOver, !current.isMuted(at: now), serverPresent else { return [] }
+        guard let outage = current.outage, !outage.isOver, !current.isMuted(at: now), serverPresent,
+              !current.alertsHeld else { return [] }
         let state = current.event.state
         checked = (outage.id, state)
         if dismissed?.outage == outage.id { dismissed = nil }  // asking is the opposite of dismissing

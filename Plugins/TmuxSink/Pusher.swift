@@ -16,6 +16,9 @@ struct Pusher {
     /// Per socket seen without a listener: how many times in a row.
     var unanswered: [TmuxSocket: Int] = [:]
     var lastAlertedOutage: UInt64?
+    /// An outage that began or went on while alerts were held (sleep, resume
+    /// grace, inactive session): the update that lifts the hold alerts it.
+    var heldOutage: UInt64?
     var warnedMissingTmux = false
     static let attemptsPerServer = 3
     /// A new socket is looked at again after 50, 100, 200, 400 ms: tmux creates
@@ -140,13 +143,18 @@ struct Pusher {
     // MARK: Alert fallback
 
     /// One `display-message` per outage, on the transition that starts it (or the
-    /// first transition within it after a mute ends), only when no notification
-    /// server will show the toast.
+    /// first transition within it after a mute ends, or the update that lifts a
+    /// hold of alerts during it), only when no notification server will show the toast.
     private mutating func alertIfNeeded(_ update: Update, sockets: [TmuxSocket]) async {
-        guard sink.config.alert != .never, update.isTransition, update.event.state.isDegraded,
+        guard sink.config.alert != .never, update.event.state.isDegraded,
               let outage = update.outage, !outage.isOver, outage.id != lastAlertedOutage,
-              !update.isMuted(at: now()), !sockets.isEmpty
+              !update.isMuted(at: now())
         else { return }
+        if update.alertsHeld {
+            heldOutage = outage.id
+            return
+        }
+        guard update.isTransition || heldOutage == outage.id, !sockets.isEmpty else { return }
         if sink.config.alert == .auto, update.notificationServerPresent == true {
             lastAlertedOutage = outage.id  // the toast has this outage
             return

@@ -59,6 +59,11 @@ public final class Bus: BusControl, Sendable {
         /// Reachability observations so far, so a check can wait for one newer than its request.
         var reachabilityCount: UInt64 = 0
         var nextID: UInt64 = 0
+        /// Per monitor slot: what it holds alerts for (sleep, resume grace, inactive session).
+        var holds: [Int: AlertHold] = [:]
+        var alertsHeld = false
+        var holdTimer: Task<Void, Never>?
+        var holdTimerAt: Moment?
     }
 
     private let state: Mutex<State>
@@ -125,6 +130,8 @@ public final class Bus: BusControl, Sendable {
             s.inputs[handle.slot * 2 + 1] = nil
             s.remeasures[handle.slot] = false
             s.freeSlots.append(handle.slot)
+            s.holds[handle.slot] = nil
+            refreshHold(&s)
             let listeners = updatePath(&s)
             decideAndApply(&s)
             return (listeners, s.path)
@@ -293,8 +300,10 @@ public final class Bus: BusControl, Sendable {
     }
 
     private static func update(for s: State, isTransition: Bool) -> Update {
-        Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil,
+        var update = Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil,
                notificationServerPresent: s.notificationServerPresent)
+        update.alertsHeld = s.alertsHeld
+        return update
     }
 
     private func post(_ update: Update, to mailboxes: [Mailbox]) {
@@ -332,6 +341,8 @@ public final class Bus: BusControl, Sendable {
             s.timer?.cancel()
             s.timer = nil
             s.armedAt = nil
+            s.holdTimer?.cancel()
+            s.holdTimer = nil
             defer { s.mailboxes = []; s.checkListeners = [:]; s.pathListeners = [:] }
             return (s.mailboxes, Array(s.checkListeners.values), Array(s.pathListeners.values))
         }
@@ -421,6 +432,57 @@ public final class Bus: BusControl, Sendable {
     }
 }
 
+extension Bus {
+    // MARK: Alert hold
+
+    /// Changes what `slot`'s monitor holds alerts for.
+    func changeHold(slot: Int, _ change: (inout AlertHold, Moment) -> Void) {
+        state.withLock { s in
+            var hold = s.holds[slot] ?? AlertHold()
+            change(&hold, time.now())
+            s.holds[slot] = hold
+            refreshHold(&s)
+        }
+    }
+
+    /// Whether alerts are held now. When that changes every sink gets a fresh
+    /// update (not a transition): a hold lifted during an outage brings its
+    /// alert then, one lifted after the state came back shows nothing.
+    private func refreshHold(_ s: inout State) {
+        let now = time.now()
+        let held = s.holds.values.contains { $0.isHeld(at: now) }
+        armHoldTimer(&s, now: now)
+        guard held != s.alertsHeld else { return }
+        s.alertsHeld = held
+        logger.debug(held ? "alerts held" : "alerts no longer held")
+        post(Self.update(for: s, isTransition: false), to: s.mailboxes)
+    }
+
+    /// Keeps one sleeping task for the earliest moment a hold lifts by itself
+    /// (a resume grace running out), since no observation comes with it.
+    private func armHoldTimer(_ s: inout State, now: Moment) {
+        let deadline = s.holds.values.compactMap { $0.lifts(after: now) }.min()
+        guard deadline != s.holdTimerAt else { return }
+        s.holdTimer?.cancel()
+        s.holdTimer = nil
+        s.holdTimerAt = deadline
+        guard let deadline else { return }
+        let time = self.time
+        s.holdTimer = Task { [weak self] in
+            do { try await time.sleep(deadline) } catch { return }
+            self?.holdTimerFired()
+        }
+    }
+
+    private func holdTimerFired() {
+        state.withLock { s in
+            s.holdTimer = nil
+            s.holdTimerAt = nil
+            refreshHold(&s)
+        }
+    }
+}
+
 /// A monitor's one door into the core: it can publish what it sees, learn the
 /// path the link monitors see, and ask for a check; it cannot read or change the state.
 public struct MonitorHandle: Sendable {
@@ -454,5 +516,26 @@ public struct MonitorHandle: Sendable {
     /// Check requests for this monitor; call once and iterate.
     public func checkRequests() -> AsyncStream<Void> {
         bus.checkRequests()
+    }
+
+    /// The machine is about to sleep: alerts wait until it has resumed and
+    /// its grace has passed. The state is still decided and published.
+    public func holdAlertsForSleep() {
+        bus.changeHold(slot: slot) { hold, _ in hold.sleep() }
+    }
+
+    /// The machine woke up: alerts wait `grace` more, then show only what still holds.
+    public func resumed(grace: Duration) {
+        bus.changeHold(slot: slot) { hold, now in hold.resume(at: now, grace: grace) }
+    }
+
+    /// Whether the login session is in front; alerts wait while it is not.
+    public func sessionIsActive(_ active: Bool) {
+        bus.changeHold(slot: slot) { hold, _ in hold.sessionInactive = !active }
+    }
+
+    /// Nothing is known of sleep or the session (the monitor starts, or lost logind).
+    public func clearAlertHold() {
+        bus.changeHold(slot: slot) { hold, _ in hold = AlertHold() }
     }
 }

@@ -80,6 +80,9 @@ public struct Update: Sendable, Equatable {
     /// notification sink sees it; nil while no sink has said (none configured).
     /// The tmux sink falls back to `display-message` when it is false.
     public var notificationServerPresent: Bool?
+    /// Alerts wait: the machine sleeps, has just resumed, or the login session
+    /// is not in front. Surfaces that only show the state ignore it.
+    public var alertsHeld = false
 
     public init(
         event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0,

@@ -1,6 +1,7 @@
 import DBusSink
 import ExecMonitor
 import LifelineCore
+import LogindMonitor
 import LogSink
 import NetlinkMonitor
 import NotifySink
@@ -15,6 +16,7 @@ public enum Registry {
         ExecMonitor.self,
         NetlinkMonitor.self,
         ProbeMonitor.self,
+        LogindMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [

@@ -383,3 +383,39 @@ struct TmuxPusherTests {
         _ = await running.result
     }
 }
+
+/// The `display-message` fallback waits while alerts are held (sleep, resume
+/// grace, inactive session) and comes when the hold lifts during the outage.
+struct TmuxHeldAlertTests {
+    func update(_ state: ConnectivityState, outage: UInt64?, transition: Bool, held: Bool) -> Update {
+        var u = TmuxPusherTests().update(state, outage: outage, transition: transition)
+        u.alertsHeld = held
+        return u
+    }
+
+    @Test func anOutageDuringTheHoldIsAlertedWhenItLifts() async throws {
+        let bench = try TmuxPusherTests.Bench()
+        try bench.server("a")
+        var pusher = Pusher(sink: bench.sink())
+        await pusher.step(update(.online, outage: nil, transition: false, held: false))
+        await pusher.step(update(.offline, outage: 1, transition: true, held: true))
+        // The status line follows the state; no message while held.
+        #expect(bench.take() == ["-S a set-option -g @lifeline #[fg=green]● online#[fg=default]",
+                                 "-S a set-option -g @lifeline #[fg=red]○ offline#[fg=default]"])
+        await pusher.step(update(.offline, outage: 1, transition: false, held: false))
+        #expect(bench.take() == ["-S a list-clients -F #{client_name}",
+                                 "-S a display-message -c /dev/pts/9 -d 5000 Lifeline: offline (eth0) — r"])
+        await pusher.step(update(.offline, outage: 1, transition: false, held: false))
+        #expect(bench.take().isEmpty)
+    }
+
+    @Test func anOutageThatEndedDuringTheHoldIsNeverAlerted() async throws {
+        let bench = try TmuxPusherTests.Bench()
+        try bench.server("a")
+        var pusher = Pusher(sink: bench.sink())
+        await pusher.step(update(.offline, outage: 1, transition: true, held: true))
+        await pusher.step(update(.online, outage: 1, transition: true, held: true))
+        await pusher.step(update(.online, outage: 1, transition: false, held: false))
+        #expect(!bench.take().contains { $0.contains("display-message") })
+    }
+}
