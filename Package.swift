@@ -11,6 +11,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
     ("TmuxSink", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
+    ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
 ]
 
 let package = Package(
@@ -31,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // Without its Foundation trait: the daemon keeps Foundation out of its hot path.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        // The Prometheus text exposition format for the `prometheus` sink.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // rtnetlink kernel headers for NetlinkMonitor: headers only, nothing to link.
