@@ -29,9 +29,12 @@ struct HistoryChart {
             + " one cell per hour, local time (\(LocalDays.zone(at: now)))"]
         lines.append(pad("") + "00    06    12    18")
         var day = LocalDays.midnight(of: window.lowerBound)
+        if let firstRow = Self.firstRow(window: window) { day = firstRow }
         while day < now {
             let hours = LocalDays.hourBoundaries(ofDayAt: day)
-            let cells = (0..<24).map { cell(hours[$0]..<max(hours[$0], hours[$0 + 1])) }
+            // The spans that touch this day, found once for its 24 cells.
+            let today = spans.filter { $0.start < hours[24] && ($0.end ?? now) >= day }
+            let cells = (0..<24).map { cell(hours[$0]..<max(hours[$0], hours[$0 + 1]), spans: today) }
             lines.append(pad(LocalDays.dayLabel(day)) + draw(cells))
             // The next midnight, however long this day was.
             day = max(hours[24], day + 1)
@@ -46,7 +49,18 @@ struct HistoryChart {
         return lines.map(trimmingTrailingSpaces).joined(separator: "\n") + "\n"
     }
 
-    func cell(_ hour: Range<Int64>) -> Cell {
+    /// At most this many rows: a chart of longer spans would scroll past its
+    /// own legend, and cost a pass over the log per day.
+    static let maxRows = 366
+
+    /// The midnight of the first row when the window holds more than `maxRows`
+    /// days (the rows drawn are the last ones); nil when it holds no more.
+    static func firstRow(window: Range<Int64>) -> Int64? {
+        let latest = LocalDays.midnight(of: window.upperBound, plusDays: -(maxRows - 1))
+        return latest > LocalDays.midnight(of: window.lowerBound) ? latest : nil
+    }
+
+    func cell(_ hour: Range<Int64>, spans: [DegradedSpan]) -> Cell {
         let from = max(hour.lowerBound, window.lowerBound)
         let to = min(hour.upperBound, window.upperBound)
         guard from < to else { return .blank }

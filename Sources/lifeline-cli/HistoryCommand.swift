@@ -66,6 +66,9 @@ struct HistoryCommand: ParsableCommand {
         if chart {
             let start = window.map { now.subtractingReportingOverflow($0.microseconds) }.map { $0.overflow ? 0 : max(0, $0.partialValue) }
                 ?? LocalDays.midnight(of: now, plusDays: -6)
+            if let firstRow = HistoryChart.firstRow(window: min(start, now)..<now) {
+                printError("--chart draws at most \(HistoryChart.maxRows) days: from \(LocalDays.dayLabel(firstRow)) on (the summary covers all of --since)")
+            }
             let drawing = HistoryChart(
                 spans: OutageHistory.degradedSpans(from: contents.events), outages: outages,
                 window: min(start, now)..<now, recordStart: contents.events.map(\.since).min(),

@@ -131,6 +131,20 @@ import Testing
             """)
     }
 
+    /// A span of years draws its last 366 days, says so, and still sums it all.
+    @Test func chartOfAVeryLongSpanDrawsItsLastYear() throws {
+        let f = try fixture()
+        try write(Self.week, to: f.eventLogPath)
+        let r = try f.cli(["history", "--chart", "--since", "36500d", "--now", Self.now])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = r.stdout.split(separator: "\n").filter { $0.range(of: #"^[A-Z][a-z]{2} \d{4}-\d{2}-\d{2}  "#, options: .regularExpression) != nil }
+        #expect(rows.count == 366)
+        #expect(rows.first?.hasPrefix("Mon 2025-03-31") == true, "\(rows.first ?? "")")
+        #expect(rows.last?.hasPrefix("Tue 2026-03-31") == true)
+        #expect(r.stderr == "lifeline: --chart draws at most 366 days: from Mon 2025-03-31 on (the summary covers all of --since)\n")
+        #expect(r.stdout.contains("4 outages, down 5h 5m in all, longest 3h 50m (from Sat 2026-03-28 22:30), availability 95.88%."))
+    }
+
     @Test func jsonListsTheOutages() throws {
         let f = try fixture()
         try write(Self.week, to: f.eventLogPath)
