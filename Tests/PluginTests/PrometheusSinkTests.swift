@@ -1,5 +1,7 @@
 import Foundation
+import InMemoryLogging
 import LifelineCore
+import Logging
 @testable import PrometheusSink
 import Testing
 
@@ -95,5 +97,24 @@ import Testing
         let mode = try FileManager.default.attributesOfItem(atPath: dir + "/lifeline.prom")[.posixPermissions] as? Int
         #expect(mode == 0o644)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["lifeline.prom"])
+    }
+
+    /// A folder that is not there yet (node_exporter not set up) is said once,
+    /// not once per write, and the file appears as soon as the folder does.
+    @Test func aMissingFolderIsSaidOnceAndWritingResumes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("prom-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let handler = InMemoryLogHandler()
+        let writer = MetricsWriter(path: dir + "/lifeline.prom", interval: .seconds(15), logger: Logger(label: "test") { _ in handler })
+        writer.take(update(.offline, at: 1, sequence: 1, outage: outage(1, from: 1)))
+        writer.write()
+        writer.write()
+        #expect(handler.entries.map(\.level) == [.error])
+        #expect(handler.entries.first?.message.description.contains("\(dir)/lifeline.prom.") == true, "\(handler.entries)")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        writer.write()
+        #expect(handler.entries.last?.message.description == "writing \(dir)/lifeline.prom again after 2 failed attempts")
+        let text = try String(contentsOfFile: dir + "/lifeline.prom", encoding: .utf8)
+        #expect(text.contains("lifeline_state{state=\"offline\"} 1.0"))
     }
 }
