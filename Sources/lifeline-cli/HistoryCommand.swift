@@ -64,16 +64,7 @@ struct HistoryCommand: ParsableCommand {
         let now = self.now.map { $0 * 1_000_000 } ?? WallClock.micros()
         let outages = OutageHistory.outages(from: contents.events)
         if chart {
-            let start = window.map { now.subtractingReportingOverflow($0.microseconds) }.map { $0.overflow ? 0 : max(0, $0.partialValue) }
-                ?? LocalDays.midnight(of: now, plusDays: -6)
-            if let firstRow = HistoryChart.firstRow(window: min(start, now)..<now) {
-                printError("--chart draws at most \(HistoryChart.maxRows) days: from \(LocalDays.dayLabel(firstRow)) on (the summary covers all of --since)")
-            }
-            let drawing = HistoryChart(
-                spans: OutageHistory.degradedSpans(from: contents.events), outages: outages,
-                window: min(start, now)..<now, recordStart: contents.events.map(\.since).min(),
-                colour: useColour)
-            print(drawing.render(), terminator: "")
+            print(drawChart(contents.events, outages: outages, window: window, now: now), terminator: "")
             return
         }
         var listed = outages
@@ -95,6 +86,21 @@ struct HistoryCommand: ParsableCommand {
             print(pad(LocalDays.second(o.start), 19) + "  " + pad(end, 19) + "  "
                   + pad(DurationText.human(o.duration(now: now)), 9) + "  " + pad(o.worst.rawValue, 7) + "  " + TerminalText.visible(o.reason))
         }
+    }
+
+    /// The chart of `window` up to `now`; without a window, today and the 6 days before.
+    private func drawChart(_ events: [StateEvent], outages: [OutageRecord], window: Duration?, now: Int64) -> String {
+        var start = LocalDays.midnight(of: now, plusDays: -6)
+        if let window {
+            let (cutoff, before1970) = now.subtractingReportingOverflow(window.microseconds)
+            start = before1970 ? 0 : max(0, cutoff)
+        }
+        let span = min(start, now)..<now
+        if let firstRow = HistoryChart.firstRow(window: span) {
+            printError("--chart draws at most \(HistoryChart.maxRows) days: from \(LocalDays.dayLabel(firstRow)) on (the summary covers all of --since)")
+        }
+        return HistoryChart(spans: OutageHistory.degradedSpans(from: events), outages: outages, window: span,
+                            recordStart: events.map(\.since).min(), colour: useColour).render()
     }
 
     /// The file the configuration's (first) `log` sink writes. A configuration
