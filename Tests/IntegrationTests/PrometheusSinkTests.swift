@@ -70,7 +70,7 @@ import Testing
         func sample(_ key: String) -> Double? { (try? Self.parse(metrics))?.samples[key] }
 
         try network.say("online", interface: "eth0", rtt: 12)
-        await Harness.waitUntil("online in the file") { sample("lifeline_state{state=online}") == 1 }
+        await Harness.waitUntil(timeout: .seconds(30), "online in the file") { sample("lifeline_state{state=online}") == 1 }
         try network.say("offline", interface: "eth0", reason: "cable pulled")
         await Harness.waitUntil("offline in the file") { sample("lifeline_state{state=offline}") == 1 }
         try network.say("online", interface: "eth0", rtt: 12)
@@ -120,7 +120,7 @@ import Testing
         defer { f.process?.kill() }
         func sample(_ key: String) -> Double? { (try? Self.parse(metrics))?.samples[key] }
         try network.say("offline", interface: "eth0")
-        await Harness.waitUntil("offline in the file") { sample("lifeline_state{state=offline}") == 1 }
+        await Harness.waitUntil(timeout: .seconds(30), "offline in the file") { sample("lifeline_state{state=offline}") == 1 }
         let first = sample("lifeline_outage_seconds_total") ?? -1
         await Harness.waitUntil(timeout: .seconds(5), "outage seconds to grow") {
             (sample("lifeline_outage_seconds_total") ?? -1) >= first + 1
@@ -135,7 +135,7 @@ import Testing
         try f.start()
         defer { f.process?.kill() }
         try network.say("online", interface: "eth0", rtt: 5)
-        await Harness.waitUntil("the first file") { FileManager.default.fileExists(atPath: metrics) }
+        await Harness.waitUntil(timeout: .seconds(30), "the first file") { FileManager.default.fileExists(atPath: metrics) }
 
         let names = ["lifeline_state{state=\"unknown\"}", "lifeline_state{state=\"offline\"}", "lifeline_state{state=\"limited\"}",
                      "lifeline_state{state=\"portal\"}", "lifeline_state{state=\"online\"}", "lifeline_transitions_total ",
