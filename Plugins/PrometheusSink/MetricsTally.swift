@@ -43,10 +43,16 @@ struct MetricsTally: Sendable {
         }
         if let outage = update.outage, !outage.isOver, open == nil, outage.id != lastOutageID {
             lastOutageID = outage.id
-            // One that began before this sink did was counted by the run before
-            // (a reload); only the time from now on is this run's.
-            if outage.since >= startedAt { outages += 1 }
-            open = (outage.id, max(outage.since, startedAt))
+            if update.isTransition {
+                // Published while this sink ran: all of it is this run's, even
+                // the debounce before it, which may reach back before the start.
+                outages += 1
+                open = (outage.id, outage.since)
+            } else {
+                // Going on when the sink started (a reload): the run before
+                // counted it; only its time from now on is this run's.
+                open = (outage.id, max(outage.since, startedAt))
+            }
         }
     }
 

@@ -53,6 +53,16 @@ import Testing
         #expect(tally.transitions == 1)
     }
 
+    /// At daemon start the first outage's degraded time (the debounce) can
+    /// begin before the sink does: it is published as a transition, so it counts, all of it.
+    @Test func theFirstOutageAfterStartCountsWhenItBeganJustBefore() {
+        var tally = MetricsTally(startedAt: seconds(100))
+        tally.take(Update(event: .initial(at: seconds(100)), isTransition: false), now: seconds(100))
+        tally.take(update(.offline, at: 99, sequence: 1, outage: outage(1, from: 99)), now: seconds(101))
+        #expect(tally.outages == 1)
+        #expect(tally.outageMicros(now: seconds(104)) == 5_000_000)
+    }
+
     @Test func theExportHasEveryMetricAndNoRoundTripWhileUnknown() {
         let export = MetricsExport()
         var tally = MetricsTally(startedAt: seconds(0))
