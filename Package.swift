@@ -12,6 +12,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("DBusSink", ["LifelineDBus"]),
     ("TmuxSink", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
     ("LogindMonitor", ["LifelineDBus", "LifelineGLib"]),
+    ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
 ]
 
 let package = Package(
@@ -32,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // Without its Foundation trait: the daemon keeps Foundation out of its hot path.
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        // The Prometheus text exposition format for the `prometheus` sink.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // rtnetlink kernel headers for NetlinkMonitor: headers only, nothing to link.

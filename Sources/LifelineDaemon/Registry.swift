@@ -6,6 +6,7 @@ import LogSink
 import NetlinkMonitor
 import NotifySink
 import ProbeMonitor
+import PrometheusSink
 import TmuxSink
 
 /// Every plugin kind the daemon knows, in one place (like i3status-rust's
@@ -24,6 +25,7 @@ public enum Registry {
         NotifySink.self,
         DBusSink.self,
         TmuxSink.self,
+        PrometheusSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }

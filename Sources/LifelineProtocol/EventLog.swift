@@ -6,6 +6,8 @@ public enum EventLog {
     public struct Contents: Sendable {
         public var events: [StateEvent]
         public var badLines: Int
+        /// The files that had unreadable lines, oldest first, and how many each.
+        public var badLinesByFile: [(path: String, count: Int)]
     }
 
     public static func read(path: String, keep: Int = 100) -> Contents {
@@ -14,9 +16,11 @@ public enum EventLog {
         files.append(path)
         var events: [StateEvent] = []
         var bad = 0
+        var badByFile: [(path: String, count: Int)] = []
         for file in files {
             // Never blocks on a FIFO planted at the log's path; past 256 MiB only the newest part counts.
             guard let bytes = try? Files.readTail(file, limit: 256 << 20) else { continue }
+            let badBefore = bad
             for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
                 // Numbers out of range count as unreadable: the file is anyone's to edit,
                 // and arithmetic on them (durations, cut-offs) could overflow.
@@ -26,8 +30,9 @@ public enum EventLog {
                     bad += 1
                 }
             }
+            if bad > badBefore { badByFile.append((file, bad - badBefore)) }
         }
-        return Contents(events: events, badLines: bad)
+        return Contents(events: events, badLines: bad, badLinesByFile: badByFile)
     }
 
     /// The sequence number of the last whole line of the log: the current file,

@@ -116,7 +116,7 @@ func load(text: String, file: String) throws(ConfigError) -> DaemonConfig {
 /// Every registered kind documents itself and decodes from an empty table (or,
 /// for a key it cannot do without, says exactly which).
 @Suite struct SchemaSelfTest {
-    static let requiredKeys: [String: String] = ["exec": "command"]
+    static let requiredKeys: [String: String] = ["exec": "command", "prometheus": "path"]
 
     @Test func everyKindIsDocumentedAndDecodesFromAnEmptyTable() {
         let kinds = Registry.monitors.map { ("monitor", $0.kind, $0.summary) } + Registry.sinks.map { ("sink", $0.kind, $0.summary) }

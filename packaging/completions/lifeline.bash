@@ -295,14 +295,18 @@ _lifeline_config_show() {
 
 _lifeline_history() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--chart --json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--since --config)
+    non_repeating_options=(--since --color --config)
     __lifeline_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--since')
+        return
+        ;;
+    '--color')
+        __lifeline_add_completions -W 'auto'$'\n''always'$'\n''never'
         return
         ;;
     '--config')

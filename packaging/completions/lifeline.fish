@@ -39,7 +39,7 @@ function __lifeline_parse_tokens -S
                 __lifeline_parse_subcommand 0 'config=' 'version' 'h/help'
             end
         case 'history'
-            __lifeline_parse_subcommand 0 'since=' 'config=' 'version' 'h/help'
+            __lifeline_parse_subcommand 0 'since=' 'chart' 'json' 'color=' 'config=' 'version' 'h/help'
         case 'help'
             __lifeline_parse_subcommand -r 1 'version'
         end
@@ -128,7 +128,10 @@ complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_opti
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline config show" config' -l 'config' -d 'Config file (default: the user\'s, else built-in defaults).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline config show" version' -l 'version' -d 'Show the version.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline config show" h help' -s 'h' -l 'help' -d 'Show help information.'
-complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" since' -l 'since' -d 'Only outages that ended within this span, e.g. 24h, 7d.' -rfka ''
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" since' -l 'since' -d 'Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default: today and the 6 days before).' -rfka ''
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" chart' -l 'chart' -d 'Draw a day × hour timeline and a summary (outages, downtime, longest, availability).'
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" json' -l 'json' -d 'Print the outages as a JSON array.'
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" color' -l 'color' -d 'Colour the chart: auto (when standard output is a terminal and NO_COLOR is not set), always or never.' -rfka 'auto always never'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" config' -l 'config' -d 'Config file naming the log (default: the user\'s).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" version' -l 'version' -d 'Show the version.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -178,8 +178,12 @@ _lifeline_config_show() {
 
 _lifeline_history() {
     local -i ret=1
+    local -ar ___color=('auto' 'always' 'never')
     local -ar arg_specs=(
-        '--since[Only outages that ended within this span, e.g. 24h, 7d.]:since:'
+        '--since[Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default\: today and the 6 days before).]:since:'
+        '--chart[Draw a day × hour timeline and a summary (outages, downtime, longest, availability).]'
+        '--json[Print the outages as a JSON array.]'
+        '--color[Colour the chart\: auto (when standard output is a terminal and NO_COLOR is not set), always or never.]:color:{__lifeline_complete "${___color[@]}"}'
         '--config[Config file naming the log (default\: the user'\''s).]:config:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
