@@ -80,6 +80,8 @@ public struct Update: Sendable, Equatable {
     /// notification sink sees it; nil while no sink has said (none configured).
     /// The tmux sink falls back to `display-message` when it is false.
     public var notificationServerPresent: Bool?
+    /// The commands `lifeline run` holds for the network, for the toast and `Jobs`.
+    public var jobs: [Job] = []
 
     public init(
         event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0,
