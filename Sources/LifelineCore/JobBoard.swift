@@ -15,6 +15,16 @@ public enum JobState: String, Sendable, Equatable, CaseIterable {
     case running
     /// The command failed while the connection was lost; waiting for the network to run it again.
     case retrying
+
+    /// The number D-Bus carries in `Jobs` (a(sst): id, command line, state), as
+    /// NetworkManager numbers its states: 0 waiting, 1 running, 2 retrying.
+    public var code: UInt64 {
+        switch self {
+        case .waiting: 0
+        case .running: 1
+        case .retrying: 2
+        }
+    }
 }
 
 public struct Job: Sendable, Equatable {

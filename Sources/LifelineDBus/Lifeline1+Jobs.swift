@@ -4,6 +4,7 @@ import LifelineCore
 /// command it holds for the network, and how it hears Retry and Cancel.
 ///
 /// - property `Jobs` a(sst): (id, command line, state) of every job, with `PropertiesChanged`;
+///   the state is a number: 0 waiting, 1 running, 2 retrying;
 /// - `AddJob(s command_line) → s id`: a job for the calling connection, `waiting`;
 /// - `SetJobState(s id, s state)`: `waiting`, `running` or `retrying`;
 /// - `RemoveJob(s id)`: done with it;
@@ -54,15 +55,15 @@ extension Lifeline1 {
 
     /// The `Jobs` property value.
     public static func jobsValue(_ jobs: [Job]) -> BusValue {
-        .array(element: "(sst)", jobs.map { .structure([.string($0.id), .string($0.commandLine), .string($0.state.rawValue)]) })
+        .array(element: "(sst)", jobs.map { .structure([.string($0.id), .string($0.commandLine), .uint64($0.state.code)]) })
     }
 
     /// (id, command line, state) of each entry of a `Jobs` value; entries of another shape are skipped.
-    public static func jobs(from value: BusValue) -> [(id: String, commandLine: String, state: String)] {
+    public static func jobs(from value: BusValue) -> [(id: String, commandLine: String, state: JobState)] {
         guard case .array(_, let entries) = value else { return [] }
         return entries.compactMap { entry in
             guard case .structure(let f) = entry, f.count == 3, let id = f[0].string, let line = f[1].string,
-                  let state = f[2].string
+                  let code = f[2].uint64, let state = JobState.allCases.first(where: { $0.code == code })
             else { return nil }
             return (id, line, state)
         }

@@ -48,7 +48,7 @@ import Testing
                             environment: daemon.environment)
         }
 
-        /// The `Jobs` property as gdbus prints it: `(<[('1', 'sh -c …', 'waiting')]>,)`.
+        /// The `Jobs` property as gdbus prints it: `(<[('1', 'sh -c …', uint64 0)]>,)` (0: waiting, 2: retrying).
         func jobs() -> String {
             (try? Harness.run(["gdbus", "call", "--session", "--dest", "org.lifeline.Lifeline1", "--object-path",
                                "/org/lifeline/Lifeline1", "--method", "org.freedesktop.DBus.Properties.Get",
@@ -178,7 +178,7 @@ import Testing
 
         try await lab.set("offline", reason: "cable out")
         FileManager.default.createFile(atPath: go, contents: nil)
-        await Harness.waitUntil("the job to wait for the network again") { lab.jobs().contains("'retrying'") }
+        await Harness.waitUntil("the job to wait for the network again") { lab.jobs().contains(", uint64 2)") }
         #expect(count() == 1, "ran again while offline")
 
         try await lab.set("online", reason: "cable in")
@@ -205,7 +205,7 @@ import Testing
         let marker = lab.daemon.path("ran")
         let run = try lab.background(["run", "--", "touch", marker], name: "run.txt")
         defer { run.stop() }
-        await Harness.waitUntil("the job on the board") { lab.jobs().contains("'waiting'") }
+        await Harness.waitUntil("the job on the board") { lab.jobs().contains(", uint64 0)") }
         #expect(lab.jobs().contains("'touch \(marker)'"), "\(lab.jobs())")
 
         #expect(try lab.gdbus("CancelJobs").status == 0)
@@ -222,7 +222,7 @@ import Testing
         let marker = lab.daemon.path("ran")
         let run = try lab.background(["run", "--", "touch", marker], name: "run.txt")
         defer { run.stop() }
-        await Harness.waitUntil("the job on the board") { lab.jobs().contains("'waiting'") }
+        await Harness.waitUntil("the job on the board") { lab.jobs().contains(", uint64 0)") }
         #expect(try lab.gdbus("RetryJobs").status == 0)
         #expect(await Self.waitForExit(run) == 0, "\(run.output)")
         #expect(FileManager.default.fileExists(atPath: marker))
@@ -234,7 +234,7 @@ import Testing
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
         let run = try lab.background(["run", "--", "true"], name: "run.txt")
-        await Harness.waitUntil("the job on the board") { lab.jobs().contains("'waiting'") }
+        await Harness.waitUntil("the job on the board") { lab.jobs().contains(", uint64 0)") }
         let id = try #require(lab.jobs().firstMatch(of: /\('([0-9]+)'/)?.1)
 
         // gdbus is another connection: not the owner.
