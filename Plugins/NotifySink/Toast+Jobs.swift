@@ -12,7 +12,7 @@ extension Toast {
         let waiting = jobs.count(where: \.isWaiting)
         guard waiting > 0 else { return self }
         var toast = self
-        toast.body += "\n" + Self.waitingLine(waiting)
+        toast.body += " " + Self.waitingLine(waiting)
         toast.hasJobActions = true
         return toast
     }

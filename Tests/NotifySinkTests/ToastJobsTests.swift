@@ -22,12 +22,12 @@ import Testing
 
         let one = p.take(update(jobs: [job("1", .waiting)]), now: 0)
         guard one.count == 1, case .update(let t1) = one[0] else { Issue.record("expected an update in place, got \(one)"); return }
-        #expect(t1.body == "Cable out.\n1 command waiting for the network.")
+        #expect(t1.body == "Cable out. 1 command waiting for the network.")
         #expect(t1.hasJobActions)
 
         let two = p.take(update(jobs: [job("1", .waiting), job("2", .retrying), job("3", .running)]), now: 0)
         guard two.count == 1, case .update(let t2) = two[0] else { Issue.record("\(two)"); return }
-        #expect(t2.body == "Cable out.\n2 commands waiting for the network.")
+        #expect(t2.body == "Cable out. 2 commands waiting for the network.")
 
         let none = p.take(update(jobs: [job("3", .running)]), now: 0)
         guard none.count == 1, case .update(let t0) = none[0] else { Issue.record("\(none)"); return }
