@@ -142,6 +142,12 @@ import Testing
         #expect(up.status == 0, "\(up.stderr)")
         #expect(lab.requests(.ok).count == 1, "one HTTP check: \(lab.requests(.ok))")
 
+        // `run` looks the same way, runs once, and says it will not retry.
+        let runOnce = try Harness.run(["ip", "netns", "exec", lab.namespace, Harness.binary, "run", "--", "sh", "-c", "exit 5"],
+                                      environment: fixture.environment)
+        #expect(runOnce.status == 5, "\(runOnce.stderr)")
+        #expect(runOnce.stderr.contains("online after one look; running once, no retries"), "\(runOnce.stderr)")
+
         lab.stopServers()
         let down = try Harness.run(inLab, environment: fixture.environment)
         #expect(down.status == 1)
