@@ -135,3 +135,7 @@ for target in package.targets where target.type != .system {
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings
 }
+
+// `lifeline wait-online` and `run` look once themselves when no daemon runs:
+// one route dump (netlink) and one HTTP check (probe).
+package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMonitor", "ProbeMonitor"]

@@ -76,6 +76,7 @@ public struct DBusSink: Sink {
                 for await update in updates { service.publish(update) }
             }
             group.addTask { await service.serveChecks() }
+            group.addTask { await service.relayJobRequests() }
             group.addTask { try await service.keepConnected() }
             try await group.next()
             group.cancelAll()

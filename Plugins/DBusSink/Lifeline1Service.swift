@@ -32,12 +32,14 @@ public final class Lifeline1Service: Sendable {
         var checkCalls: [MethodCall] = []
         /// A `run` loop drives the connection and the checks; a second sink only publishes.
         var driven = false
+        /// The jobs as the core last said (`Update.jobs`).
+        var jobs: [Job] = []
     }
 
     private let state = Mutex(State())
-    private let address: @Sendable () -> String?
+    let address: @Sendable () -> String?
     private let loop: MainLoopThread
-    private let logger: Logger
+    let logger: Logger
     private let checkWanted = Wakeup()
     private let connectionLost = Wakeup()
 
@@ -65,6 +67,10 @@ public final class Lifeline1Service: Sendable {
 
     public var isConnected: Bool { state.withLock { $0.connection != nil } }
 
+    var currentConnection: BusConnection? { state.withLock { $0.connection } }
+
+    var jobControl: JobControl? { state.withLock { $0.control?.jobs } }
+
     // MARK: Connection
 
     /// Connects, serves the object and takes the name. Throws
@@ -80,6 +86,7 @@ public final class Lifeline1Service: Sendable {
         await connection.attach(to: loop)
         // Served before the name is ours, so the first caller finds the object.
         connection.export(object())
+        await followJobOwners(on: connection)
         connection.onDisconnect { [weak self, weak connection] in
             guard let self, let connection else { return }
             self.lost(connection)
@@ -113,6 +120,8 @@ public final class Lifeline1Service: Sendable {
         guard let gone else { return }
         // Closed after this dispatch returns, not from inside it.
         loop.perform { withExtendedLifetime(gone) {} }
+        // Every job's owner was on the bus that went away.
+        jobControl?.clear()
         connectionLost.signal()
     }
 
@@ -171,6 +180,7 @@ public final class Lifeline1Service: Sendable {
     public func publish(_ update: Update) {
         state.withLock { s in
             s.event = update.event
+            s.jobs = update.jobs
             if s.mutedUntil != update.mutedUntil {
                 s.mutedUntil = update.mutedUntil
                 armMuteTimer(&s)
@@ -196,6 +206,7 @@ public final class Lifeline1Service: Sendable {
 
     private func currentProperties(_ s: State) -> [(String, BusValue)] {
         Lifeline1.properties(s.event, mutedUntil: Self.effectiveMute(s.mutedUntil))
+            + [(Lifeline1.jobsSignature.name, Lifeline1.jobsValue(s.jobs))]
     }
 
     /// Emits `PropertiesChanged` for what differs from what clients were told.
@@ -250,7 +261,8 @@ public final class Lifeline1Service: Sendable {
                 guard let self else { return .string("") }
                 let properties = self.state.withLock { self.currentProperties($0) }
                 return properties.first { $0.0 == name }?.1 ?? .string("")
-            }
+            },
+            jobs: jobHandlers()
         )
         return BusObject(path: Lifeline1.objectPath, interfaces: [iface])
     }

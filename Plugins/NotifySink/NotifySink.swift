@@ -148,6 +148,10 @@ public struct NotifySink: Sink {
                 _ = await control.check(timeout: .seconds(10))
                 checked()
             }
+        case Toast.retryJobsAction, Toast.cancelJobsAction:
+            let retry = action == Toast.retryJobsAction
+            context.logger.info("toast: \(retry ? "retry" : "cancel") the waiting commands")
+            context.control.jobs?.request(retry ? .retry : .cancel)
         case "mute":
             context.logger.info("toast: muted for 1 hour")
             context.control.mute(for: .seconds(3600))

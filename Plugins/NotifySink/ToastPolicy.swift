@@ -14,6 +14,8 @@ public struct Toast: Equatable, Sendable {
     public var hasActions: Bool
     /// Milliseconds; -1 lets the server decide, 0 keeps it until closed.
     public var timeout: Int32
+    /// Offer "Retry" and "Cancel" for the commands waiting for the network.
+    public var hasJobActions = false
 }
 
 /// The one-alert-per-outage rule as a pure state machine: fed every update the
@@ -95,7 +97,7 @@ public struct ToastPolicy: Sendable {
             dismissed = nil
         }
         if let c = checked, c.outage != outage.id || c.state != state { checked = nil }
-        return present(Self.toast(for: update.event, checked: checked != nil), outage: outage.id, state: state)
+        return present(Self.toast(for: update.event, checked: checked != nil).listing(update.jobs), outage: outage.id, state: state)
     }
 
     /// An action was invoked on the toast on screen.
@@ -123,7 +125,7 @@ public struct ToastPolicy: Sendable {
         let state = current.event.state
         checked = (outage.id, state)
         if dismissed?.outage == outage.id { dismissed = nil }  // asking is the opposite of dismissing
-        return present(Self.toast(for: current.event, checked: true), outage: outage.id, state: state)
+        return present(Self.toast(for: current.event, checked: true).listing(current.jobs), outage: outage.id, state: state)
     }
 
     /// The notification server left the bus: whatever it showed is gone.

@@ -25,6 +25,12 @@ public protocol BusControl: Sendable {
     /// The notification sink says whether a notification server is on the bus;
     /// every sink then sees it in `Update.notificationServerPresent`.
     func reportNotificationServer(present: Bool)
+    /// The job board (`lifeline run`'s commands), nil where there is none.
+    var jobs: JobControl? { get }
+}
+
+extension BusControl {
+    public var jobs: JobControl? { nil }
 }
 
 /// The core event bus: monitors publish observations, the bus decides one state
@@ -64,6 +70,8 @@ public final class Bus: BusControl, Sendable {
         var alertsHeld = false
         var holdTimer: Task<Void, Never>?
         var holdTimerAt: Moment?
+        var jobs = JobBoard()
+        var jobListeners: [UInt64: AsyncStream<JobRequest>.Continuation] = [:]
     }
 
     private let state: Mutex<State>
@@ -301,8 +309,9 @@ public final class Bus: BusControl, Sendable {
 
     private static func update(for s: State, isTransition: Bool) -> Update {
         var update = Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil,
-               notificationServerPresent: s.notificationServerPresent)
+                            notificationServerPresent: s.notificationServerPresent)
         update.alertsHeld = s.alertsHeld
+        update.jobs = s.jobs.jobs
         return update
     }
 
@@ -429,6 +438,42 @@ public final class Bus: BusControl, Sendable {
             s.mutedUntil = wallClock() + duration.microseconds
             post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         }
+    }
+
+    // MARK: Jobs
+
+    public var jobs: JobControl? { JobControl(bus: self) }
+
+    /// Changes the board under the lock and posts an update when it changed.
+    func changeJobs<T>(_ body: (inout JobBoard) throws(JobRefusal) -> T) throws(JobRefusal) -> T {
+        try state.withLock { (s: inout State) throws(JobRefusal) -> T in
+            let before = s.jobs.jobs
+            let result = try body(&s.jobs)
+            if s.jobs.jobs != before { post(Self.update(for: s, isTransition: false), to: s.mailboxes) }
+            return result
+        }
+    }
+
+    var jobBoard: JobBoard { state.withLock { $0.jobs } }
+
+    /// Hands `action` to every listener (the D-Bus service tells the jobs' owners).
+    func requestJobs(_ action: JobAction) {
+        let (ids, listeners) = state.withLock { ($0.jobs.ids(for: action), Array($0.jobListeners.values)) }
+        guard !ids.isEmpty else { return }
+        for l in listeners { l.yield(JobRequest(action: action, ids: ids)) }
+    }
+
+    func jobRequests() -> AsyncStream<JobRequest> {
+        let (stream, continuation) = AsyncStream<JobRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))
+        let id = state.withLock { s in
+            s.nextID += 1
+            s.jobListeners[s.nextID] = continuation
+            return s.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.jobListeners.removeValue(forKey: id) }
+        }
+        return stream
     }
 }
 

@@ -83,6 +83,8 @@ public struct Update: Sendable, Equatable {
     /// Alerts wait: the machine sleeps, has just resumed, or the login session
     /// is not in front. Surfaces that only show the state ignore it.
     public var alertsHeld = false
+    /// The commands `lifeline run` holds for the network, for the toast and `Jobs`.
+    public var jobs: [Job] = []
 
     public init(
         event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0,

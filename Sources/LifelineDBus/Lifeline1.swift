@@ -81,7 +81,8 @@ public enum Lifeline1 {
         check: @escaping @Sendable (MethodCall) -> Void,
         getStatus: @escaping @Sendable (MethodCall) -> Void,
         mute: @escaping @Sendable (MethodCall) -> Void,
-        property: @escaping @Sendable (String) -> BusValue
+        property: @escaping @Sendable (String) -> BusValue,
+        jobs: JobHandlers = .unanswered
     ) -> BusInterface {
         BusInterface(
             name: interfaceName,
@@ -89,12 +90,13 @@ public enum Lifeline1 {
                 .init("Check", outputs: [.init("state", "s")], handler: check),
                 .init("GetStatus", outputs: [.init("status", "a{sv}")], handler: getStatus),
                 .init("Mute", inputs: [.init("seconds", "u")], handler: mute),
-            ],
-            properties: propertySignatures.map { p in
+            ] + jobMethods(jobs),
+            properties: (propertySignatures + [jobsSignature]).map { p in
                 .init(p.name, p.signature) { property(p.name) }
             },
             signals: [
                 .init("StateChanged", [.init("state", "s"), .init("previous", "s"), .init("details", "a{sv}")]),
+                .init("JobsRequested", [.init("action", "s"), .init("ids", "as")]),
             ]
         )
     }

@@ -173,13 +173,13 @@ _lifeline() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    daemon|status|check|watch|config|history|help)
+    daemon|status|check|watch|config|history|wait-online|run|help)
         # Offer subcommand argument completions
         "_lifeline_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'daemon status check watch config history help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'daemon status check watch config history wait-online run help' -- "${cur}"))
         ;;
     esac
 }
@@ -310,6 +310,39 @@ _lifeline_history() {
         return
         ;;
     '--config')
+        return
+        ;;
+    esac
+}
+
+_lifeline_wait-online() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--timeout)
+    __lifeline_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--timeout')
+        return
+        ;;
+    esac
+}
+
+_lifeline_run() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--timeout --retries)
+    __lifeline_offer_flags_options -1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--timeout')
+        return
+        ;;
+    '--retries')
         return
         ;;
     esac

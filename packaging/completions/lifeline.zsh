@@ -56,13 +56,15 @@ _lifeline() {
             'watch:Print the state at once and again on every change, until killed.'
             'config:Validate or print the configuration.'
             'history:List past outages (start, end, duration, worst state) from the event log.'
+            'wait-online:Wait until the daemon says online.'
+            'run:Run a command when online; run it again if it failed because the connection dropped.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        daemon|status|check|watch|config|history|help)
+        daemon|status|check|watch|config|history|wait-online|run|help)
             "_lifeline_${words[1]}" && ret=0
             ;;
         esac
@@ -185,6 +187,32 @@ _lifeline_history() {
         '--json[Print the outages as a JSON array.]'
         '--color[Colour the chart\: auto (when standard output is a terminal and NO_COLOR is not set), always or never.]:color:{__lifeline_complete "${___color[@]}"}'
         '--config[Config file naming the log (default\: the user'\''s).]:config:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_lifeline_wait-online() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--timeout[How long to wait\: 500ms, 30s, 2m.]:timeout:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_lifeline_run() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--timeout[The longest time to wait for the network, over all attempts (default\: no limit). A running CMD is never stopped by it.]:timeout:'
+        '--retries[How many times to run CMD again after it failed while the connection was lost.]:retries:'
+        '*:command:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

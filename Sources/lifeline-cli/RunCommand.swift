@@ -1,0 +1,241 @@
+import ArgumentParser
+import Glibc
+import LifelineCore
+import LifelineDBus
+
+/// `lifeline run -- CMD ARG…`: runs a command once the network is there, and
+/// again when it failed because the network went away while it ran.
+///
+/// While it waits the command is a job of the daemon (`Jobs` on D-Bus, counted
+/// in the outage toast), so the user can run it at once (Retry) or give up
+/// (Cancel) from the toast or over D-Bus. The job belongs to this process's bus
+/// connection and goes when it ends, however it ends.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a command when online; run it again if it failed because the connection dropped.",
+        discussion: """
+            Waits for online (as wait-online), then runs CMD with your standard input, output \
+            and error, and exits with its status. When CMD fails and the connection was lost \
+            while it ran, it waits for online and runs CMD again, up to --retries times. While \
+            it waits, the outage toast counts it and offers Retry (run now) and Cancel.
+            Exit: CMD's status; 1 when --timeout passes while waiting for the network; 130 when \
+            cancelled (Ctrl-C, SIGTERM, the toast's Cancel, CancelJobs() on D-Bus). A cancel \
+            while CMD runs passes SIGTERM on to it and waits for it to end (Ctrl-C reaches it \
+            from the terminal directly). CMD runs without a shell, in lifeline's process group.
+            Without a daemon it looks once itself, runs CMD once if online, and never retries.
+            """
+    )
+
+    @Option(help: "The longest time to wait for the network, over all attempts (default: no limit). A running CMD is never stopped by it.")
+    var timeout: String?
+
+    @Option(help: "How many times to run CMD again after it failed while the connection was lost.")
+    var retries: Int = 3
+
+    @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else { throw ValidationError("no command: lifeline run [--timeout D] [--retries N] -- CMD ARG…") }
+        guard (0...100).contains(retries) else { throw ValidationError("--retries must be 0 to 100, got \(retries)") }
+    }
+
+    func run() async throws {
+        let argv = command
+        let limit = try timeout.map { try parseDuration($0, option: "--timeout") }
+        SignalPipe.install()
+        let code: Int32
+        do {
+            code = try await JobRun(argv: argv, retries: retries, deadline: limit.map { .now + $0 }, timeout: limit).run()
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
+        }
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// One `lifeline run`: the waits, the attempts and the job on the daemon's board.
+struct JobRun {
+    let argv: [String]
+    let retries: Int
+    let deadline: ContinuousClock.Instant?
+    let timeout: Duration?
+
+    static let cancelled: Int32 = 130
+
+    var commandLine: String { argv.map(Self.quoted).joined(separator: " ") }
+
+    /// Shown as a shell would need it, so the line in the toast says what runs.
+    static func quoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { s in
+            (s.value < 0x80 && (s.properties.isAlphabetic || s.properties.numericType != nil)) || "-_./=:,+@%".unicodeScalars.contains(s)
+        }
+        return plain ? word : "'" + word.replacingAll("'", with: "'\\''") + "'"
+    }
+
+    func run() async throws -> Int32 {
+        let events: DaemonEvents
+        switch Self.connect() {
+        case .success(let connected): events = connected
+        case .failure(.noDaemon(let why)): return try await runWithoutDaemon(why)
+        case .failure(let other): throw other
+        }
+        let job = BoardEntry(client: events.client, commandLine: commandLine)
+        defer { job.remove() }
+        var attempt = 0
+        while true {
+            // Wait for the network (or Retry).
+            if events.current.state != .online {
+                job.set(attempt == 0 ? .waiting : .retrying)
+                switch waitForNetwork(events, job: job) {
+                case .go: break
+                case .exit(let code): return code
+                }
+            }
+            job.set(.running)
+            let (status, lost) = try runOnce(events, job: job)
+            guard let status else { return Self.cancelled }
+            if status == 0 || !lost || attempt >= retries { return status }
+            attempt += 1
+            printError("\(argv[0]) failed (exit \(status)) while the connection was lost; running it again once online (\(attempt) of \(retries))")
+        }
+    }
+
+    static func connect() -> Result<DaemonEvents, DaemonClient.Failure> {
+        Result { () throws(DaemonClient.Failure) -> DaemonEvents in try DaemonEvents(client: try DaemonClient.connect()) }
+    }
+
+    enum WaitResult { case go, exit(Int32) }
+
+    private func waitForNetwork(_ events: DaemonEvents, job: BoardEntry) -> WaitResult {
+        var gone = false
+        while gone || events.current.state != .online {
+            switch events.next(until: deadline) {
+            case .state, .signal(SIGCHLD):
+                continue
+            case .jobs(let request):
+                guard let id = job.id, request.ids.contains(id) else { continue }
+                if request.action == .cancel { return .exit(Self.cancelled) }
+                return .go
+            case .daemonGone:
+                gone = true
+                job.forget()
+            case .daemonBack:
+                gone = false
+                job.add()
+            case .signal:
+                return .exit(Self.cancelled)
+            case .timedOut:
+                let limit = timeout.map(DurationText.format) ?? "the timeout"
+                printError(gone ? "no daemon after \(limit)" : "still \(events.current.state.rawValue) after \(limit): \(events.current.reason)")
+                return .exit(1)
+            case .busLost:
+                printError("lost the session bus while waiting for the network")
+                return .exit(1)
+            }
+        }
+        return .go
+    }
+
+    /// Runs the command once. Its status (nil when cancelled) and whether the
+    /// connection was lost while it ran: a published state other than online
+    /// came, or the daemon's state is not online when it ends.
+    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (status: Int32?, lost: Bool) {
+        let child = try ChildCommand.start(argv)
+        var lost = false
+        var cancelled = false
+        while true {
+            if let status = child.exitStatus() {
+                lost = lost || events.current.state != .online
+                return (cancelled ? nil : status, lost)
+            }
+            switch events.next(until: nil) {
+            case .state(let e):
+                if e.state != .online { lost = true }
+            case .jobs(let request):
+                guard let id = job.id, request.ids.contains(id), request.action == .cancel, !cancelled else { continue }
+                cancelled = true
+                child.send(SIGTERM)
+            case .signal(SIGCHLD):
+                continue
+            case .signal(SIGINT):
+                // The terminal sent it to the command too.
+                cancelled = true
+            case .signal(let other):
+                cancelled = true
+                child.send(other)
+            case .daemonGone:
+                job.forget()
+            case .daemonBack(let e):
+                if e.state != .online { lost = true }
+                job.add()
+                job.set(.running)
+            case .timedOut:
+                continue
+            case .busLost:
+                // Nothing more to learn from the daemon: wait for the command alone.
+                var status: Int32 = 0
+                while waitpid(child.pid, &status, 0) < 0, errno == EINTR {}
+                let signal = status & 0x7F
+                return (cancelled ? nil : (signal == 0 ? (status >> 8) & 0xFF : 128 + signal), false)
+            }
+        }
+    }
+
+    private func runWithoutDaemon(_ why: String) async throws -> Int32 {
+        let answer = await LocalCheck.run(logger: bootstrapLogging())
+        guard answer.state == .online else {
+            printError("no daemon runs (\(why)); looked once: \(answer.state.rawValue): \(answer.reason)")
+            return 1
+        }
+        printError("no daemon runs (\(why)): online after one look; running once, no retries")
+        let child = try ChildCommand.start(argv)
+        while true {
+            if let status = child.exitStatus() { return status }
+            var p = pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, -1)
+            for signal in SignalPipe.drain() where signal == SIGTERM { child.send(SIGTERM) }
+        }
+    }
+}
+
+/// This run's entry on the daemon's job board. Every call is best effort: a
+/// daemon that cannot take the job does not stop the command from running.
+final class BoardEntry {
+    let client: DaemonClient
+    let commandLine: String
+    private(set) var id: String?
+
+    init(client: DaemonClient, commandLine: String) {
+        self.client = client
+        self.commandLine = commandLine
+        add()
+    }
+
+    func add() {
+        id = (try? client.call("AddJob", [.string(commandLine)], timeout: .seconds(2)))?.first?.string
+    }
+
+    /// The daemon that held it is gone; a new one gets a new job.
+    func forget() { id = nil }
+
+    func set(_ state: JobState) {
+        guard let id else { return }
+        _ = try? client.call("SetJobState", [.string(id), .string(state.rawValue)], timeout: .seconds(2))
+    }
+
+    func remove() {
+        guard let id else { return }
+        _ = try? client.call("RemoveJob", [.string(id)], timeout: .seconds(2))
+    }
+}
+
+extension String {
+    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}
