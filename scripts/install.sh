@@ -32,7 +32,7 @@ manifest() {
 644 packaging/dbus/org.lifeline.Lifeline1.xml $share/dbus-1/interfaces/org.lifeline.Lifeline1.xml
 644 packaging/man/lifeline.1                 $share/man/man1/lifeline.1
 644 packaging/man/lifeline.5                 $share/man/man5/lifeline.5
-644 packaging/completions/lifeline.bash      $share/bash-completion/completions/lifeline
+644 generated/lifeline.bash                  $share/bash-completion/completions/lifeline
 644 packaging/completions/lifeline.zsh       $ZSH_COMPLETION_DIR/_lifeline
 644 packaging/completions/lifeline.fish      $share/fish/vendor_completions.d/lifeline.fish
 755 packaging/tmux/lifeline.tmux             $share/lifeline/tmux/lifeline.tmux
@@ -50,6 +50,8 @@ generate() {
   local out=$1 bin=$PREFIX/bin/lifeline
   sed "s|^ExecStart=/usr/bin/lifeline |ExecStart=$bin |" packaging/systemd/lifeline.service > "$out/lifeline.service"
   sed "s|^Exec=/usr/bin/lifeline |Exec=$bin |" packaging/dbus/org.lifeline.Lifeline1.service > "$out/org.lifeline.Lifeline1.service"
+  # bash-completion sources the file: a #! line there only misleads.
+  sed '1{/^#!/d}' packaging/completions/lifeline.bash > "$out/lifeline.bash"
   example_config "$out/config.example.toml"
 }
 

@@ -167,7 +167,10 @@ import Testing
     }
 
     /// Each shell finds the completion file where it was installed and completes a subcommand.
-    func expectCompletionsLoad(root: String, usr: String, zshFolder: String, env: [String: String]) throws {
+    func expectCompletionsLoad(root: String, usr: String, zshFolder: String, env environment: [String: String]) throws {
+        // fish loads a command's completions only for a command it finds on PATH.
+        var env = environment
+        env["PATH"] = usr + "/bin:" + (env["PATH"] ?? "/usr/bin:/bin")
         let bashFile = usr + "/share/bash-completion/completions/lifeline"
         let bash = try Harness.run(["bash", "--norc", "-c", """
             source /usr/share/bash-completion/bash_completion

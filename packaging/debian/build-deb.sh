@@ -20,7 +20,9 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-root=$work/root
+# The layout dpkg-shlibdeps expects: debian/control beside debian/PACKAGE/DEBIAN.
+root=$work/debian/lifeline
+mkdir -p "$root/DEBIAN"
 PREFIX=/usr DESTDIR=$root BUILD_DIR=$build ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions \
   scripts/install.sh install >/dev/null
 
@@ -35,13 +37,11 @@ gzip -9n -c packaging/debian/changelog > "$doc/changelog.gz"
 install -Dm644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/lifeline"
 
 # dpkg-shlibdeps reads debian/control in the folder it runs in.
-mkdir -p "$work/debian"
 printf 'Source: lifeline\n\nPackage: lifeline\nArchitecture: any\n' > "$work/debian/control"
 depends=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
-rm -rf "$work/debian"
 
-mkdir -p "$root/DEBIAN"
+(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: lifeline
 Version: $version
