@@ -2,6 +2,8 @@
 # `make test` installs what the tests need and runs them all.
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
+# Full RELRO, as Debian builds programs: every symbol bound at start, the GOT read-only.
+RELEASE_FLAGS += -Xlinker -z -Xlinker now
 # Libraries the daemon links (pkg-config names them to SwiftPM).
 BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-openssl-dev libnotify-dev
 # Real components the integration tests drive.
@@ -10,9 +12,16 @@ TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin l
                 mount passwd util-linux strace python3-dbusmock
 # The prometheus sink's file is read back with Prometheus' own parser.
 TEST_PACKAGES += python3-prometheus-client
+# What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.
+TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
+# `make install`: where, a staging root, and where the binaries were built.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD_DIR ?= .build/release
+DEB_DIR ?= .
 
-.PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean
+.PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean install uninstall deb
 
 run: deps release
 	.build/release/lifeline daemon
@@ -30,11 +39,27 @@ release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-cli
 
+# Every file's place is listed once, in scripts/install.sh. NO_BUILD=1 installs
+# the binaries BUILD_DIR holds without building (the tests install debug ones).
+install: $(if $(NO_BUILD),,release)
+	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BUILD_DIR='$(BUILD_DIR)' scripts/install.sh install
+
+uninstall:
+	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/install.sh uninstall
+
+# lifeline_<version>_<arch>.deb in DEB_DIR, from the release binaries.
+deb: release
+	@scripts/ensure-packages.sh dpkg-dev
+	BUILD_DIR=.build/release packaging/debian/build-deb.sh '$(DEB_DIR)'
+
 # Tests run one at a time: several assert latency bounds (a sink delivers within
 # 10 ms, tmux redraws within 100 ms) that parallel tests on two cores would blur.
 # scripts/no-leftovers.sh fails the run if any process a test started outlives it.
+# The packaging tests install and check the .deb built here, before them: a test
+# cannot run SwiftPM while `swift test` holds the build folder.
 test: test-deps
 	$(SWIFT) build --build-tests
+	$(MAKE) deb DEB_DIR=.build/deb
 	scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel
 
 bench: release

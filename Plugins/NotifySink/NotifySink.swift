@@ -1,3 +1,4 @@
+import Glibc
 import LifelineCore
 import Synchronization
 
@@ -89,7 +90,7 @@ public struct NotifySink: Sink {
                 policy.closedByServer(reason)
             case .server(.serverVanished):
                 context.logger.warning(serverSeen ? "notification server left the session bus"
-                                                  : "no notification server on the session bus")
+                                                  : "no notification server on the session bus\(Self.displayNote())")
                 context.control.reportNotificationServer(present: false)
                 policy.serverVanished()
             case .server(.serverAppeared):
@@ -118,6 +119,14 @@ public struct NotifySink: Sink {
             }
         }
         muteTimer?.task.cancel()
+    }
+
+    /// Why no server may be there on a first run: none can draw without a display.
+    static func displayNote() -> String {
+        let display = getenv("DISPLAY").map { String(cString: $0) } ?? ""
+        let wayland = getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? ""
+        guard display.isEmpty, wayland.isEmpty else { return "" }
+        return ", and no display (DISPLAY and WAYLAND_DISPLAY are unset): no toasts until a server appears"
     }
 
     private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier) async {

@@ -28,6 +28,7 @@ struct CheckCommand: ParsableCommand {
             (event, mutedUntil) = try client.statusAndMute()
         } catch .noDaemon(let why) {
             printError("no daemon running (\(why))")
+            printError(howToStart)
             throw ExitCode(3)
         } catch {
             printError("check failed: \(error)")

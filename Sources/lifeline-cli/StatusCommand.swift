@@ -38,12 +38,16 @@ struct StatusCommand: ParsableCommand {
             (event, mutedUntil) = live
         } else {
             printError("no daemon running (not on the session bus, no state at \(Paths.fromEnvironment().stateFile))")
+            printError(howToStart)
             return 3
         }
         print(StateOutput.render(event, mutedUntil: mutedUntil, format: format, json: json))
         return event.state == .online ? 0 : 1
     }
 }
+
+/// What to do about "no daemon running": most who see it never started one.
+let howToStart = "start it with `systemctl --user enable --now lifeline` (or run `lifeline daemon`)"
 
 /// `--format` / `--json`, shared by `status` and `check`.
 struct StateOutput: ParsableArguments {

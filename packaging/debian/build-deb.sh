@@ -1,43 +1,63 @@
 #!/usr/bin/env bash
-# Builds lifeline_<version>_<arch>.deb from the release binary and packaging/.
-# Usage: packaging/debian/build-deb.sh [OUTDIR]   (run `make release` first)
+# Builds lifeline_<version>_<arch>.deb from the release binaries and packaging/.
+# Usage: packaging/debian/build-deb.sh [OUTDIR]   (`make deb` builds the binaries first)
+#
+# The files are laid out by scripts/install.sh (PREFIX=/usr), the same list
+# `make install` uses. `Depends:` comes from dpkg-shlibdeps on the binaries
+# actually built, so a library the code starts or stops linking changes it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:-.}
-version=$(.build/release/lifeline --version)
+mkdir -p "${1:-.}"
+out=$(realpath "${1:-.}")
+build=${BUILD_DIR:-.build/release}
+version=$("$build/lifeline" --version)
 arch=$(dpkg --print-architecture)
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-
-install -Dm755 .build/release/lifeline "$root/usr/bin/lifeline"
-install -Dm755 .build/release/lifeline-cli "$root/usr/libexec/lifeline/lifeline-cli"
-strip "$root/usr/bin/lifeline" "$root/usr/libexec/lifeline/lifeline-cli"
-install -Dm644 packaging/systemd/lifeline.service "$root/usr/lib/systemd/user/lifeline.service"
-for f in packaging/dbus/*.service; do [ -e "$f" ] && install -Dm644 "$f" "$root/usr/share/dbus-1/services/$(basename "$f")"; done
-for f in packaging/dbus/*.xml; do [ -e "$f" ] && install -Dm644 "$f" "$root/usr/share/dbus-1/interfaces/$(basename "$f")"; done
-install -Dm644 packaging/man/lifeline.1 "$root/usr/share/man/man1/lifeline.1"
-install -Dm644 packaging/man/lifeline.5 "$root/usr/share/man/man5/lifeline.5"
-gzip -9n "$root/usr/share/man/man1/lifeline.1" "$root/usr/share/man/man5/lifeline.5"
-install -Dm644 packaging/completions/lifeline.bash "$root/usr/share/bash-completion/completions/lifeline"
-install -Dm644 packaging/completions/lifeline.zsh "$root/usr/share/zsh/vendor-completions/_lifeline"
-install -Dm644 packaging/completions/lifeline.fish "$root/usr/share/fish/vendor_completions.d/lifeline.fish"
-if [ -d packaging/tmux ]; then
-  for f in packaging/tmux/*; do install -Dm755 "$f" "$root/usr/share/lifeline/tmux/$(basename "$f")"; done
+changelog_version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
+if [ "$changelog_version" != "$version" ]; then
+  echo "build-deb.sh: packaging/debian/changelog is at $changelog_version but lifeline --version says $version: add an entry" >&2
+  exit 1
 fi
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The layout dpkg-shlibdeps expects: debian/control beside debian/PACKAGE/DEBIAN.
+root=$work/debian/lifeline
 mkdir -p "$root/DEBIAN"
+PREFIX=/usr DESTDIR=$root BUILD_DIR=$build ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions \
+  scripts/install.sh install >/dev/null
+
+binaries=("$root/usr/bin/lifeline" "$root/usr/libexec/lifeline/lifeline-cli")
+# As dh_strip does for executables.
+strip --remove-section=.comment --remove-section=.note "${binaries[@]}"
+gzip -9n "$root/usr/share/man/man1/lifeline.1" "$root/usr/share/man/man5/lifeline.5"
+doc=$root/usr/share/doc/lifeline
+install -Dm644 packaging/debian/copyright "$doc/copyright"
+# A native package (no Debian revision): its changelog is changelog.gz.
+gzip -9n -c packaging/debian/changelog > "$doc/changelog.gz"
+install -Dm644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overrides/lifeline"
+
+# dpkg-shlibdeps reads debian/control in the folder it runs in.
+printf 'Source: lifeline\n\nPackage: lifeline\nArchitecture: any\n' > "$work/debian/control"
+depends=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
+[ -n "$depends" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+
+(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 cat > "$root/DEBIAN/control" <<CONTROL
 Package: lifeline
 Version: $version
 Architecture: $arch
-Maintainer: Lifeline developers <lifeline@localhost>
-Depends: libc6, libstdc++6, libdbus-1-3, libglib2.0-0, libcurl4, libnotify4
-Recommends: dbus-user-session, tmux
+Maintainer: Lifeline developers <lifeline-maintainers@users.noreply.github.com>
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+Depends: $depends
+Recommends: dbus-user-session
+Suggests: tmux
 Section: net
 Priority: optional
 Description: connectivity notifier for the Linux desktop
- Tells you once, at the right place, that your connection is gone, limited or
- behind a captive portal, and when it is back: a desktop notification, D-Bus,
- the tmux status line, a log file and hook scripts.
+ Tells you once, at the right place, that your connection is gone, limited
+ or behind a captive portal, and when it is back: a desktop notification, a
+ D-Bus service, the tmux status line and a log file.
 CONTROL
-dpkg-deb --root-owner-group --build "$root" "$out/lifeline_${version}_${arch}.deb"
+deb="$out/lifeline_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+echo "$deb"
