@@ -26,6 +26,9 @@ public enum DefaultConfig {
 
         [[sink]]
         kind = "tmux"
+
+        [[sink]]
+        kind = "exec"
         """
 
     /// The same, as the loader reads it. Built here rather than parsed, so the
@@ -38,7 +41,7 @@ public enum DefaultConfig {
         return ConfigTable([
             ("debounce", .table(ConfigTable([("down", .string("2s")), ("up", .string("1s"))]))),
             ("monitor", kinds("netlink", "probe")),
-            ("sink", kinds("log", "dbus", "libnotify", "tmux")),
+            ("sink", kinds("log", "dbus", "libnotify", "tmux", "exec")),
         ])
     }
 }

@@ -1,5 +1,6 @@
 import DBusSink
 import ExecMonitor
+import ExecSink
 import LifelineCore
 import LogSink
 import NetlinkMonitor
@@ -22,6 +23,7 @@ public enum Registry {
         NotifySink.self,
         DBusSink.self,
         TmuxSink.self,
+        ExecSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }
