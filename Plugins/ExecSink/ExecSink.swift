@@ -43,19 +43,25 @@ public struct ExecSink: Sink {
     public static let kind = "exec"
     public static let summary = "Runs the hook scripts of hooks.d on each published transition."
     public static let systemFolder = "/etc/lifeline/hooks.d"
+    static let daemonOnly: Set<String> = [
+        "NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES", "WATCHDOG_PID", "WATCHDOG_USEC",
+    ]
 
     let folders: [String]
     let timeout: Duration
     let context: PluginContext
-    /// The daemon's own environment, without any `LIFELINE_` variable: the
-    /// event's are added to it for each run.
+    /// The daemon's own environment, without any `LIFELINE_` variable (the
+    /// event's are added to it for each run) nor what systemd meant for the
+    /// daemon alone: its notification socket, passed sockets and watchdog.
     private let baseEnvironment: [String]
 
     public init(config: Config, context: PluginContext) throws {
         folders = config.folders.isEmpty ? [context.paths.hooksDir, Self.systemFolder] : config.folders
         timeout = config.timeout.duration
         self.context = context
-        baseEnvironment = Environment.current.filter { !$0.key.hasPrefix("LIFELINE_") }.map { "\($0.key)=\($0.value)" }
+        baseEnvironment = Environment.current
+            .filter { !$0.key.hasPrefix("LIFELINE_") && !Self.daemonOnly.contains($0.key) }
+            .map { "\($0.key)=\($0.value)" }
     }
 
     public func run(updates: SinkUpdates) async throws {
@@ -78,6 +84,8 @@ public struct ExecSink: Sink {
                 case .signaled(let signal): logger.warning("hook \(process.path) was killed by signal \(signal)")
                 case .timedOut(let killed):
                     logger.warning("hook \(process.path) stopped after \(DurationText.format(took)) (timeout \(DurationText.format(timeout))) with \(killed ? "SIGKILL" : "SIGTERM")")
+                case .stopped(let killed):
+                    logger.notice("hook \(process.path) stopped with \(killed ? "SIGKILL" : "SIGTERM") as the exec sink ends")
                 }
             })
         var lastRun: UInt64?

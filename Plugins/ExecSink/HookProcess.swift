@@ -26,6 +26,8 @@ final class HookProcess: @unchecked Sendable {
         /// Still running at its timeout: SIGTERM to its process group, then
         /// SIGKILL when `killed`.
         case timedOut(killed: Bool)
+        /// Still running when the sink stopped (shutdown, reload): stopped the same way.
+        case stopped(killed: Bool)
     }
 
     init(path: String, executable: String, arguments: [String], environment: [String], input: [UInt8]) throws(StartFailed) {
@@ -108,6 +110,7 @@ final class HookProcess: @unchecked Sendable {
         var status: Int32?
         var termSent: ContinuousClock.Instant?
         var killed = false
+        var timedOut = false
         var idle = Duration.milliseconds(1)
         while true {
             if status == nil { status = reap() }
@@ -116,12 +119,14 @@ final class HookProcess: @unchecked Sendable {
                 // hold it open, and is not waited for.
                 if output >= 0 { _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 0) }
                 if let last = capture.finish() { lines(last) }
-                let outcome: Outcome = termSent != nil ? .timedOut(killed: killed)
-                    : (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f)
+                let outcome: Outcome = termSent == nil
+                    ? ((status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f))
+                    : timedOut ? .timedOut(killed: killed) : .stopped(killed: killed)
                 return (outcome, capture)
             }
             let now = clock.now
             if termSent == nil, now - started >= timeout || stopRequested() {
+                timedOut = now - started >= timeout
                 kill(-pid, SIGTERM)
                 termSent = now
             } else if let sent = termSent, !killed, now - sent >= killAfter {

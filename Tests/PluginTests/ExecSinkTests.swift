@@ -161,6 +161,27 @@ import Testing
         try await sink.stop()
         #expect(clock.now - began < .seconds(1))
         #expect(!Self.isAlive(pid))
+        #expect(logged("hook \(hooks)/10-sleeper stopped with SIGTERM as the exec sink ends"))
+    }
+
+    @Test func aHookGetsTheDaemonsEnvironmentButNotWhatSystemdMeantForTheDaemonAlone() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try hook("10-env", "env > \(dir)/env")
+        setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1)
+        setenv("LIFELINE_STATE", "stale", 1)
+        setenv("LIFELINE_TEST_KEEP", "kept", 1)
+        let sink = try start()
+        unsetenv("NOTIFY_SOCKET")
+        unsetenv("LIFELINE_STATE")
+        unsetenv("LIFELINE_TEST_KEEP")
+        sink.post(transition(.limited, 1))
+        #expect(await eventually { lines("env").contains { $0.hasPrefix("PATH=") } })
+        try await sink.stop()
+        let env = lines("env")
+        #expect(env.filter { $0.hasPrefix("LIFELINE_STATE=") } == ["LIFELINE_STATE=limited"])
+        #expect(!env.contains { $0.hasPrefix("NOTIFY_SOCKET=") })
+        // Every inherited LIFELINE_ variable goes, not only the event's own: a hook reads only this event.
+        #expect(!env.contains { $0.hasPrefix("LIFELINE_TEST_KEEP=") })
     }
 
     @Test func aRefusedHookIsNamedInTheLogAndTheOthersRun() async throws {
