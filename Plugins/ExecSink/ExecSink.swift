@@ -77,13 +77,13 @@ public struct ExecSink: Sink {
                 if output.discardedBytes > 0 {
                     logger.warning("hook \(process.path): \(output.discardedBytes) more bytes of output not logged")
                 }
-                let took = ContinuousClock.now - began
+                let took = "\(Int(((ContinuousClock.now - began) / .milliseconds(1)).rounded())) ms"
                 switch outcome {
-                case .exited(0): logger.debug("hook \(process.path) done in \(DurationText.format(took))")
+                case .exited(0): logger.debug("hook \(process.path) done in \(took)")
                 case .exited(let code): logger.warning("hook \(process.path) exited with status \(code)")
                 case .signaled(let signal): logger.warning("hook \(process.path) was killed by signal \(signal)")
                 case .timedOut(let killed):
-                    logger.warning("hook \(process.path) stopped after \(DurationText.format(took)) (timeout \(DurationText.format(timeout))) with \(killed ? "SIGKILL" : "SIGTERM")")
+                    logger.warning("hook \(process.path) stopped after \(took) (timeout \(DurationText.format(timeout))) with \(killed ? "SIGKILL" : "SIGTERM")")
                 case .stopped(let killed):
                     logger.notice("hook \(process.path) stopped with \(killed ? "SIGKILL" : "SIGTERM") as the exec sink ends")
                 }
