@@ -17,8 +17,8 @@ hooks=$XDG_CONFIG_HOME/lifeline/hooks.d
 mkdir -p "$hooks" "$XDG_STATE_HOME" "$XDG_RUNTIME_DIR"
 daemon=
 cleanup() {
-  [[ -n $daemon ]] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null || true
-  rm -rf "$work"
+  [[ -n $daemon ]] && stop_daemon
+  [[ -n ${KEEP:-} ]] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
 
@@ -48,7 +48,12 @@ start_daemon() {
   for _ in $(seq 500); do [[ -e $XDG_RUNTIME_DIR/lifeline/state.json ]] && return; sleep 0.01; done
   echo "daemon did not start:"; cat "$work/daemon.log"; exit 1
 }
-stop_daemon() { kill "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=; }
+# The monitor's `cat` outlives its shell when the daemon stops it; an empty write
+# ends it, so it neither steals the next daemon's first line nor stays behind.
+stop_daemon() {
+  kill "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=
+  timeout 1 sh -c ": > '$work/fifo'" || true
+}
 field() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$daemon/status"; }
 
 start_daemon
