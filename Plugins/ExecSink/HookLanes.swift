@@ -56,6 +56,8 @@ final class HookLanes: Sendable {
         }
         guard startNow else { return }
         guard let process = start(job) else {
+            // Refused: nothing can wait in this lane yet (only this task offers),
+            // so this only marks it idle and never runs a hook on this thread.
             runNext(after: job.hook.name)
             return
         }
@@ -99,9 +101,6 @@ final class HookLanes: Sendable {
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
-
-    /// Number of hooks running now.
-    var running: Int { state.withLock { $0.busy } }
 
     /// Runs nothing more: what waits is dropped, and each running hook is stopped
     /// as at its timeout (SIGTERM, then SIGKILL). Returns once none runs.
