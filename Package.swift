@@ -13,6 +13,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("TmuxSink", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
     ("LogindMonitor", ["LifelineDBus", "LifelineGLib"]),
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
+    ("ExecSink", ["LifelineProtocol"]),
 ]
 
 let package = Package(

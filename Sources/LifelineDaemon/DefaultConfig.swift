@@ -29,6 +29,9 @@ public enum DefaultConfig {
 
         [[sink]]
         kind = "tmux"
+
+        [[sink]]
+        kind = "exec"
         """
 
     /// The same, as the loader reads it. Built here rather than parsed, so the
@@ -41,7 +44,7 @@ public enum DefaultConfig {
         return ConfigTable([
             ("debounce", .table(ConfigTable([("down", .string("2s")), ("up", .string("1s"))]))),
             ("monitor", kinds("netlink", "probe", "logind")),
-            ("sink", kinds("log", "dbus", "libnotify", "tmux")),
+            ("sink", kinds("log", "dbus", "libnotify", "tmux", "exec")),
         ])
     }
 }

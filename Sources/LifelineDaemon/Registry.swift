@@ -1,5 +1,6 @@
 import DBusSink
 import ExecMonitor
+import ExecSink
 import LifelineCore
 import LogindMonitor
 import LogSink
@@ -26,6 +27,7 @@ public enum Registry {
         DBusSink.self,
         TmuxSink.self,
         PrometheusSink.self,
+        ExecSink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }

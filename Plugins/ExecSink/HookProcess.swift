@@ -1,0 +1,174 @@
+import Glibc
+
+/// One run of a hook: started with `posix_spawn` (argv, never a shell) in a
+/// process group of its own, the event on its standard input, its standard
+/// output and error in one pipe that the daemon reads. `wait` blocks, so it runs
+/// on a thread of its own (`HookLanes`).
+final class HookProcess: @unchecked Sendable {
+    // @unchecked: used by one thread at a time (started by the dispatcher, then
+    // handed to the hook's lane).
+    let pid: pid_t
+    /// The hook as its folder lists it, for log lines (`executable` is what runs:
+    /// the same file, symbolic links resolved).
+    let path: String
+    private var output: Int32
+
+    struct StartFailed: Error, CustomStringConvertible {
+        var path: String
+        var reason: String
+        var description: String { "hook \(path) cannot start: \(reason)" }
+    }
+
+    /// How a run ended.
+    enum Outcome: Equatable {
+        case exited(Int32)
+        case signaled(Int32)
+        /// Still running at its timeout: SIGTERM to its process group, then
+        /// SIGKILL when `killed`.
+        case timedOut(killed: Bool)
+        /// Still running when the sink stopped (shutdown, reload): stopped the same way.
+        case stopped(killed: Bool)
+    }
+
+    init(path: String, executable: String, arguments: [String], environment: [String], input: [UInt8]) throws(StartFailed) {
+        self.path = path
+        func failure(_ what: String, _ code: Int32) -> StartFailed {
+            StartFailed(path: path, reason: "\(what): \(String(cString: strerror(code)))")
+        }
+        var stdinPipe: [Int32] = [-1, -1]
+        var outPipe: [Int32] = [-1, -1]
+        guard Self.makePipe(&stdinPipe) else { throw failure("pipe", errno) }
+        guard Self.makePipe(&outPipe) else {
+            close(stdinPipe[0]); close(stdinPipe[1])
+            throw failure("pipe", errno)
+        }
+        // The event is a few hundred bytes and the pipe holds 64 KiB: written
+        // before the hook starts, it never waits for the hook to read it.
+        _ = fcntl(stdinPipe[1], F_SETFL, O_NONBLOCK)
+        _ = input.withUnsafeBytes { write(stdinPipe[1], $0.baseAddress, $0.count) }
+        close(stdinPipe[1])
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The daemon's threads block signals, and a child inherits its parent's
+        // mask: without this a hook would shrug off the SIGTERM of its timeout.
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        // A group of its own: the timeout stops the hook and whatever it started.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+
+        let cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
+        let cEnvironment = environment.map { strdup($0) } + [nil]
+        defer {
+            cArguments.forEach { free($0) }
+            cEnvironment.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, cArguments, cEnvironment)
+        close(stdinPipe[0])
+        close(outPipe[1])
+        guard rc == 0 else {
+            close(outPipe[0])
+            throw failure("posix_spawn", rc)
+        }
+        self.pid = pid
+        output = outPipe[0]
+    }
+
+    deinit { if output >= 0 { close(output) } }
+
+    /// A pipe whose ends no other child inherits (`pipe2` is not visible from
+    /// Swift here; the moment between the two calls is the only gap).
+    private static func makePipe(_ ends: inout [Int32]) -> Bool {
+        guard pipe(&ends) == 0 else { return false }
+        for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return true
+    }
+
+    /// Reads the hook's output into `lines` until the hook ends, stopping it
+    /// when it runs past `timeout` or when `stopRequested()` turns true: SIGTERM
+    /// to its process group, SIGKILL `killAfter` later. Blocks.
+    func wait(timeout: Duration, killAfter: Duration = .seconds(2), stopRequested: () -> Bool,
+              lines: (String) -> Void) -> (outcome: Outcome, output: HookOutput) {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var capture = HookOutput()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var status: Int32?
+        var termSent: ContinuousClock.Instant?
+        var killed = false
+        var timedOut = false
+        var idle = Duration.milliseconds(1)
+        while true {
+            if status == nil { status = reap() }
+            if let status {
+                // Take what is already in the pipe; a child the hook left behind may
+                // hold it open, and is not waited for.
+                if output >= 0 { _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 0) }
+                if let last = capture.finish() { lines(last) }
+                let outcome: Outcome = termSent == nil
+                    ? ((status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f))
+                    : timedOut ? .timedOut(killed: killed) : .stopped(killed: killed)
+                return (outcome, capture)
+            }
+            let now = clock.now
+            if termSent == nil, now - started >= timeout || stopRequested() {
+                timedOut = now - started >= timeout
+                kill(-pid, SIGTERM)
+                termSent = now
+            } else if let sent = termSent, !killed, now - sent >= killAfter {
+                kill(-pid, SIGKILL)
+                killed = true
+            }
+            if output >= 0 {
+                // Wakes at once on output or on the hook's end (the pipe closes),
+                // else soon enough to keep its deadlines.
+                _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 100)
+            } else {
+                // The hook closed its output and still runs: nothing to wait on but time.
+                usleep(UInt32(idle.components.attoseconds / 1_000_000_000_000))
+                idle = min(idle * 2, .milliseconds(50))
+            }
+        }
+    }
+
+    /// One poll and, when there is something, one read. Closes the pipe at its end.
+    private func read(buffer: inout [UInt8], capture: inout HookOutput, lines: (String) -> Void, waitMs: Int32) -> Bool {
+        var fds = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&fds, 1, waitMs)
+        guard ready > 0 else { return false }
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
+        if count > 0 {
+            buffer.withUnsafeBytes { raw in
+                for line in capture.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count])) { lines(line) }
+            }
+            return true
+        }
+        if count == 0 || (errno != EINTR && errno != EAGAIN) {
+            close(output)
+            output = -1
+        }
+        return false
+    }
+
+    private func reap() -> Int32? {
+        var raw: Int32 = 0
+        let r = waitpid(pid, &raw, WNOHANG)
+        if r == pid { return raw }
+        if r < 0, errno != EINTR { return 0x7f00 }  // gone without a status (ECHILD): count as exit 127
+        return nil
+    }
+}

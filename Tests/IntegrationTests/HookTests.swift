@@ -1,0 +1,174 @@
+import Foundation
+import LifelineTestKit
+import Testing
+
+/// Hook scripts run by the real daemon, whose state a scripted monitor drives:
+/// what each hook received is read back from the files it writes, what the
+/// daemon refused or stopped from its log.
+@Suite struct HookTests {
+    /// The fixture's user hook folder, `$XDG_CONFIG_HOME/lifeline/hooks.d`.
+    static func hooksDir(_ f: DaemonFixture) throws -> String {
+        let dir = f.path("config/lifeline/hooks.d")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @discardableResult
+    static func hook(_ f: DaemonFixture, _ name: String, _ body: String, mode: mode_t = 0o700) throws -> String {
+        let path = try hooksDir(f) + "/" + name
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, mode)
+        return path
+    }
+
+    static func start(_ f: DaemonFixture, _ net: ScriptedNetwork, timeout: String) throws {
+        try f.writeConfig(net.config(debounceMs: 50, sinks: """
+            [[sink]]
+            kind = "log"
+
+            [[sink]]
+            kind = "exec"
+            timeout = "\(timeout)"
+            """))
+        try f.start()
+    }
+
+    static func lines(_ f: DaemonFixture, _ name: String) -> [String] {
+        ((try? String(contentsOfFile: f.path(name), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// The event log's line for `sequence`, as written.
+    static func logLine(_ f: DaemonFixture, sequence: Int) -> String? {
+        let text = (try? String(contentsOfFile: f.eventLogPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init).first { $0.contains("\"sequence\":\(sequence)}") }
+    }
+
+    /// Alive and not a zombie.
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].hasPrefix(" Z")
+    }
+
+    /// `VmRSS` or `VmHWM` of a process, in KiB.
+    static func memory(_ pid: Int32, _ field: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+        return line.flatMap { Int($0.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") }
+    }
+
+    @Test func hooksRunInNameOrderWithTheEventInTheirEnvironmentAndTheLogLineOnStandardInput() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        let out = f.root.path + "/"
+        let record = """
+            n=$(basename "$0")
+            echo "$$" > "\(out)$n.pid.$LIFELINE_SEQUENCE"
+            env | grep '^LIFELINE_' | sort > "\(out)$n.env.$LIFELINE_SEQUENCE"
+            cat > "\(out)$n.stdin.$LIFELINE_SEQUENCE"
+            printf '%s\\n' "$@" > "\(out)$n.args.$LIFELINE_SEQUENCE"
+            """
+        for name in ["30-c", "10-a", "20-b.offline"] { try Self.hook(f, name, record) }
+        try Self.start(f, net, timeout: "5s")
+        try net.say("offline", interface: "eth0", reason: "cable pulled")
+        await Harness.waitUntil("hooks on offline") {
+            ["10-a", "20-b.offline", "30-c"].allSatisfy { !Self.lines(f, "\($0).args.1").isEmpty }
+        }
+        try net.say("online", interface: "eth0", reason: "probe answered")
+        await Harness.waitUntil("hooks on online") {
+            ["10-a", "30-c"].allSatisfy { !Self.lines(f, "\($0).args.2").isEmpty }
+        }
+        await f.stop()
+
+        let pids = ["10-a", "20-b.offline", "30-c"].map { Int(Self.lines(f, "\($0).pid.1").first ?? "") ?? 0 }
+        #expect(pids.allSatisfy { $0 > 0 } && pids == pids.sorted(), "hooks started out of name order: \(pids)")
+        #expect(Self.lines(f, "20-b.offline.args.2").isEmpty, "a hook named for offline ran on online")
+        for (name, sequence) in [("10-a", 1), ("30-c", 2)] {
+            let logged = try #require(Self.logLine(f, sequence: sequence))
+            #expect(Self.lines(f, "\(name).stdin.\(sequence)") == [logged])
+            let event = try #require(JSONSerialization.jsonObject(with: Data(logged.utf8)) as? [String: Any])
+            let env = Self.lines(f, "\(name).env.\(sequence)")
+            for (key, field) in [("STATE", "state"), ("PREVIOUS", "previous"), ("INTERFACE", "interface"),
+                                 ("REASON", "reason"), ("SINCE", "since"), ("SEQUENCE", "sequence")] {
+                #expect(env.contains("LIFELINE_\(key)=\(event[field].map { "\($0)" } ?? "?")"), "\(name) \(key): \(env)")
+            }
+            let args = try String(contentsOfFile: f.path("\(name).args.\(sequence)"), encoding: .utf8)
+            #expect(args == "\(event["state"] as? String ?? "?")\n\(event["interface"] as? String ?? "?")\n")
+        }
+        #expect(Self.lines(f, "10-a.env.1").contains("LIFELINE_STATE=offline"))
+        #expect(Self.lines(f, "10-a.env.1").contains("LIFELINE_REASON=cable pulled"))
+    }
+
+    @Test func aHookWritableByOthersAndOneOwnedByAnotherUserAreRefusedAndNamedInTheLog() async throws {
+        guard Harness.available(.root) else { return }
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        let open = try Self.hook(f, "10-open", "touch \(f.path("open-ran"))", mode: 0o777)
+        let theirs = try Self.hook(f, "20-theirs", "touch \(f.path("theirs-ran"))")
+        chown(theirs, 65534, 65534)
+        try Self.hook(f, "30-good", "touch \(f.path("good-ran"))")
+        try Self.start(f, net, timeout: "5s")
+        try net.say("offline")
+        await Harness.waitUntil("the good hook") { FileManager.default.fileExists(atPath: f.path("good-ran")) }
+        await Harness.waitUntil("both refusals logged") {
+            f.daemonLog.contains("hook \(open) refused: writable by others (mode 777)")
+                && f.daemonLog.contains("hook \(theirs) refused: owned by uid 65534, not by the daemon's user (uid 0) or root")
+        }
+        await f.stop()
+        #expect(!FileManager.default.fileExists(atPath: f.path("open-ran")))
+        #expect(!FileManager.default.fileExists(atPath: f.path("theirs-ran")))
+    }
+
+    @Test func aHungHookIsKilledAtItsTimeoutAndTheLogSinkGetsEveryTransitionOnTime() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        let sleeper = try Self.hook(f, "10-sleep", "echo $$ >> \(f.path("sleeper-pids")); sleep 60")
+        try Self.start(f, net, timeout: "1s")
+        let clock = ContinuousClock()
+        var lags: [Duration] = []
+        for (n, state) in ["offline", "online", "limited", "online"].enumerated() {
+            let said = clock.now
+            try net.say(state, interface: "eth0")
+            await Harness.waitUntil("transition \(n + 1) in the log") { f.loggedEvents().count == n + 1 }
+            lags.append(clock.now - said)
+        }
+        // The debounce is 50 ms: each line comes well before the hung hook's 1 s timeout.
+        #expect(lags.allSatisfy { $0 < .milliseconds(800) }, "log lags behind the hung hook: \(lags)")
+        #expect(f.loggedStates() == ["offline", "online", "limited", "online"])
+        await Harness.waitUntil("the first run stopped") { f.daemonLog.contains("hook \(sleeper) stopped after") }
+        #expect(f.daemonLog.contains("(timeout 1s) with SIGTERM"))
+        // The newest state ran once the hung run was over; the two in between never did.
+        await Harness.waitUntil(timeout: .seconds(5), "the hook's second run") { Self.lines(f, "sleeper-pids").count == 2 }
+        let first = try #require(Self.lines(f, "sleeper-pids").first.flatMap { Int32($0) })
+        #expect(!Self.isAlive(first))
+        await f.stop()
+        let second = try #require(Self.lines(f, "sleeper-pids").last.flatMap { Int32($0) })
+        #expect(!Self.isAlive(second), "the daemon left its hook running")
+        #expect(Self.lines(f, "sleeper-pids").count == 2)
+    }
+
+    @Test func aHookThatFloodsItsOutputDoesNotGrowTheDaemonsMemory() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        // 100 MB without a newline, and 100 MB of short lines.
+        let zeros = try Self.hook(f, "10-zeros", "head -c 100000000 /dev/zero")
+        let yes = try Self.hook(f, "20-yes", "yes | head -c 100000000")
+        try Self.start(f, net, timeout: "60s")
+        await Harness.waitUntil("daemon up") { FileManager.default.fileExists(atPath: f.stateFilePath) }
+        let pid = try #require(f.process?.pid)
+        let rssBefore = try #require(Self.memory(pid, "VmRSS"))
+        let peakBefore = try #require(Self.memory(pid, "VmHWM"))
+        try net.say("offline")
+        await Harness.waitUntil(timeout: .seconds(60), "both floods read to their end") {
+            f.daemonLog.contains("hook \(zeros) done") && f.daemonLog.contains("hook \(yes) done")
+        }
+        let rssAfter = try #require(Self.memory(pid, "VmRSS"))
+        let peakAfter = try #require(Self.memory(pid, "VmHWM"))
+        await f.stop()
+        #expect(rssAfter - rssBefore < 8 * 1024, "VmRSS \(rssBefore) → \(rssAfter) KiB")
+        #expect(peakAfter - peakBefore < 8 * 1024, "VmHWM \(peakBefore) → \(peakAfter) KiB")
+        // Every byte was read, and only a few lines reached the log.
+        #expect(f.daemonLog.contains("hook \(zeros): 99999488 more bytes of output not logged"))
+        #expect(f.daemonLog.components(separatedBy: "hook \(yes): y").count - 1 == 50)
+    }
+}
