@@ -11,6 +11,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
     ("TmuxSink", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
+    ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
 ]
 
 let package = Package(

@@ -15,6 +15,9 @@ public enum DefaultConfig {
         [[monitor]]
         kind = "probe"
 
+        [[monitor]]
+        kind = "networkmanager"
+
         [[sink]]
         kind = "log"
 
@@ -37,7 +40,7 @@ public enum DefaultConfig {
         }
         return ConfigTable([
             ("debounce", .table(ConfigTable([("down", .string("2s")), ("up", .string("1s"))]))),
-            ("monitor", kinds("netlink", "probe")),
+            ("monitor", kinds("netlink", "probe", "networkmanager")),
             ("sink", kinds("log", "dbus", "libnotify", "tmux")),
         ])
     }

@@ -3,6 +3,7 @@ import ExecMonitor
 import LifelineCore
 import LogSink
 import NetlinkMonitor
+import NetworkManagerMonitor
 import NotifySink
 import ProbeMonitor
 import TmuxSink
@@ -15,6 +16,7 @@ public enum Registry {
         ExecMonitor.self,
         NetlinkMonitor.self,
         ProbeMonitor.self,
+        NetworkManagerMonitor.self,
     ]
 
     public static let sinks: [any Sink.Type] = [
