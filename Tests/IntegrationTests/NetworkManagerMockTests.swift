@@ -94,15 +94,26 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func noSystemBusIsOneQuietLine() async throws {
-        let fixture = try DaemonFixture(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/lifeline-\(UUID().uuidString.prefix(8))"])
+    @Test func noSystemBusIsOneQuietLineAndTheBusIsPickedUpWhenItAppears() async throws {
+        guard NetworkManagerMock.available else { return }
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sysbus-\(UUID().uuidString.prefix(8))").path
+        let fixture = try DaemonFixture(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(socket)"])
         try fixture.writeConfig(config())
         try fixture.start()
         await Harness.waitUntil("the monitor to say there is no system bus") { fixture.daemonLog.contains("no system bus") }
-        try await Task.sleep(for: .seconds(4))  // several retries' worth: they must stay silent
+        // 8 s: the retries back off to 8 s by then; none of them may speak again.
+        try await Task.sleep(for: .seconds(8))
         let lines = fixture.daemonLog.split(separator: "\n").filter { $0.contains("no system bus") }
         #expect(lines.count == 1, "\(fixture.daemonLog)")
         #expect(fixture.process?.isRunning == true)
+
+        // The bus appears (with NetworkManager on it): followed within a few seconds, not after the back-off.
+        let nm = try await NetworkManagerMock(socket: socket)
+        try await nm.start()
+        try nm.set("primary", "Home Wi-Fi", "802-11-wireless", "wlan0", "2")
+        await Harness.waitUntil(timeout: .seconds(4), "online via Home Wi-Fi") {
+            lastEvent(fixture)?["state"] as? String == "online" && lastEvent(fixture)?["connection"] as? String == "Home Wi-Fi"
+        }
         #expect(await fixture.stop() == 0)
     }
 }

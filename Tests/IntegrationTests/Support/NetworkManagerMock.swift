@@ -11,7 +11,11 @@ final class NetworkManagerMock: @unchecked Sendable {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../Resources/nm_mock.py").standardized.path
 
-    let bus: PrivateBus
+    /// The stand-in system bus: a `PrivateBus`, or a dbus-daemon of this mock's
+    /// own on a socket path the test chose (to start it after the daemon).
+    private let bus: PrivateBus?
+    private let ownBus: Spawned?
+    let address: String
     private var mock: Spawned?
     private let logPath: String
 
@@ -27,12 +31,24 @@ final class NetworkManagerMock: @unchecked Sendable {
     }
 
     init() throws {
-        bus = try PrivateBus()
+        let bus = try PrivateBus()
+        self.bus = bus
+        ownBus = nil
+        address = bus.address
         logPath = bus.directory.appendingPathComponent("dbusmock.log").path
     }
 
+    /// A bus listening at `socket` (which must not exist yet), started now.
+    init(socket: String) async throws {
+        bus = nil
+        address = "unix:path=\(socket)"
+        ownBus = try Spawned(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"])
+        logPath = socket + ".dbusmock.log"
+        await Harness.waitUntil("dbus-daemon at \(socket)") { FileManager.default.fileExists(atPath: socket) }
+    }
+
     /// What the daemon needs to take this bus for the system bus.
-    var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": bus.address] }
+    var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
 
     /// Starts NetworkManager (the mock) and waits until it owns its name.
     func start() async throws {
@@ -65,5 +81,7 @@ final class NetworkManagerMock: @unchecked Sendable {
 
     deinit {
         _ = mock?.kill()
+        _ = ownBus?.kill()
+        try? FileManager.default.removeItem(atPath: logPath)
     }
 }
