@@ -116,4 +116,36 @@ import Testing
         }
         #expect(await fixture.stop() == 0)
     }
+
+    @Test func checkNowAlsoAsksNetworkManagerWhenItsOwnCheckingIsOn() async throws {
+        guard NetworkManagerMock.available else { return }
+        let nm = try NetworkManagerMock()
+        try await nm.start()
+        try nm.set("primary", "Home Wi-Fi", "802-11-wireless", "wlan0", "2")  // checking on
+        let session = try PrivateBus()
+        let fixture = try DaemonFixture(extraEnvironment: nm.environment.merging(session.environment) { $1 })
+        try fixture.writeConfig(config() + """
+
+            [[sink]]
+            kind = "dbus"
+            check_timeout = "1s"
+            """)
+        try fixture.start()
+        await waitForState(fixture, "online")
+        #expect(!nm.calls.contains("CheckConnectivity"))
+
+        let first = try fixture.cli(["check"])
+        #expect(first.status == 0, "\(first.stderr)")
+        await Harness.waitUntil("NetworkManager asked to check") { nm.calls.contains("CheckConnectivity") }
+        let asked = nm.calls.components(separatedBy: "CheckConnectivity").count
+
+        // Its checking turned off (seen once the connectivity change after it is): not asked again.
+        try nm.set("checking", "off")
+        try nm.set("connectivity", "3")
+        await waitForState(fixture, "limited")
+        let second = try fixture.cli(["check"])
+        #expect(second.stdout.contains("limited"), "\(second.stdout)")
+        #expect(nm.calls.components(separatedBy: "CheckConnectivity").count == asked)
+        #expect(await fixture.stop() == 0)
+    }
 }

@@ -6,6 +6,7 @@ DBUS_SYSTEM_BUS_ADDRESS (the tests' private stand-in for the system bus).
   nm_mock.py state N                          NetworkManager State (20 disconnected, 70 connected global)
   nm_mock.py connectivity N                   Connectivity (1 none, 2 portal, 3 limited, 4 full)
   nm_mock.py metered N                        Metered (1 yes, 2 no)
+  nm_mock.py checking on|off                  ConnectivityCheckEnabled
   nm_mock.py flap COUNT SECONDS               Connectivity LIMITED/FULL, COUNT changes spread over SECONDS
 """
 import sys
@@ -54,6 +55,8 @@ def main(argv):
         mock.SetConnectivity(dbus.UInt32(int(args[0])))
     elif command == 'metered':
         manager_property('Metered', dbus.UInt32(int(args[0]), variant_level=1))
+    elif command == 'checking':
+        manager_property('ConnectivityCheckEnabled', dbus.Boolean(args[0] == 'on', variant_level=1))
     elif command == 'flap':
         count, seconds = int(args[0]), float(args[1])
         for i in range(count):

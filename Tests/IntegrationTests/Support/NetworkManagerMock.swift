@@ -47,12 +47,16 @@ final class NetworkManagerMock: @unchecked Sendable {
         await Harness.waitUntil("dbus-daemon at \(socket)") { FileManager.default.fileExists(atPath: socket) }
     }
 
+    /// Every method call the mock received, one per line ("… CheckConnectivity …").
+    var calls: String { (try? String(contentsOfFile: callLogPath, encoding: .utf8)) ?? "" }
+    private var callLogPath: String { logPath + ".calls" }
+
     /// What the daemon needs to take this bus for the system bus.
     var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
 
     /// Starts NetworkManager (the mock) and waits until it owns its name.
     func start() async throws {
-        mock = try Spawned([Self.python, "-m", "dbusmock", "--system", "-t", "networkmanager"],
+        mock = try Spawned([Self.python, "-m", "dbusmock", "--system", "-t", "networkmanager", "-l", callLogPath],
                            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                            stdout: .file(logPath), stderr: .stdout)
         await Harness.waitUntil("the NetworkManager mock on the bus") { hasOwner() }
@@ -83,5 +87,6 @@ final class NetworkManagerMock: @unchecked Sendable {
         _ = mock?.kill()
         _ = ownBus?.kill()
         try? FileManager.default.removeItem(atPath: logPath)
+        try? FileManager.default.removeItem(atPath: callLogPath)
     }
 }
