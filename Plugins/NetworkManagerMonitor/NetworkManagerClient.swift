@@ -150,8 +150,8 @@ final class NetworkManagerClient: Sendable {
         var device: String?
         for (name, value) in await getAll(connection, path: path, interface: Self.activeConnectionInterface) {
             switch (name, value) {
-            case ("Id", .string(let s)): view.connectionName = s
-            case ("Type", .string(let s)): view.connectionType = s
+            case ("Id", .string(let s)): view.connectionName = Self.bounded(s, 128)
+            case ("Type", .string(let s)): view.connectionType = Self.bounded(s, 64)
             case ("Devices", .array(_, let devices)):
                 if case .objectPath(let p)? = devices.first { device = p }
             default: break
@@ -159,8 +159,14 @@ final class NetworkManagerClient: Sendable {
         }
         guard let device else { return }
         for (name, value) in await getAll(connection, path: device, interface: Self.deviceInterface) where name == "Interface" {
-            view.interface = value.string ?? ""
+            view.interface = Self.bounded(value.string ?? "", 64)
         }
+    }
+
+    /// A name as another program gave it, cut to `limit` characters: every surface
+    /// shows it, and none needs a connection name a megabyte long.
+    static func bounded(_ s: String, _ limit: Int) -> String {
+        s.unicodeScalars.count <= limit ? s : String(String.UnicodeScalarView(s.unicodeScalars.prefix(limit))) + "…"
     }
 
     /// `GetAll`; empty when the object is gone or the reply is not a property map.

@@ -86,7 +86,7 @@ public enum Decision {
     /// The verdict with the connection's name and kind from the monitor that
     /// knows them, if it speaks of the same interface (or of none).
     private static func named(_ v: Verdict, by named: Observation?) -> Verdict {
-        guard let named else { return v }
+        guard let named, v.state != .offline else { return v }
         var v = v
         if v.interface.isEmpty { v.interface = named.interface }
         guard named.interface.isEmpty || named.interface == v.interface else { return v }

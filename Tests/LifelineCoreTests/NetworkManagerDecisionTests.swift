@@ -90,6 +90,14 @@ import Testing
         #expect(v?.connection == "")
     }
 
+    @Test func anOfflineVerdictNamesNoConnection() {
+        // A third-party reachability monitor may say offline; no name or interface is lent to it.
+        let v = decide([nmLink(), Observation(role: .reachability, state: .offline, reason: "exec says offline")])
+        #expect(v?.state == .offline)
+        #expect(v?.interface == "")
+        #expect(v?.connection == "")
+    }
+
     @Test func networkManagerAloneDecidesWithItsOwnInterface() {
         let v = decide([nmLink(), nmConnectivity(.online, "NetworkManager: full connectivity")])
         #expect(v?.state == .online)

@@ -81,3 +81,11 @@ import Testing
         #expect(bus.current.connection == "")
     }
 }
+
+@Suite struct NetworkManagerNameTests {
+    @Test func namesFromTheBusAreBounded() {
+        #expect(NetworkManagerClient.bounded("Home Wi-Fi", 128) == "Home Wi-Fi")
+        let long = String(repeating: "é", count: 10_000)
+        #expect(NetworkManagerClient.bounded(long, 128) == String(repeating: "é", count: 128) + "…")
+    }
+}
