@@ -27,8 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-daemon_env() {
-  env XDG_CONFIG_HOME="$work/$1/config" XDG_STATE_HOME="$work/$1/state" XDG_RUNTIME_DIR="$work/$1/run" \
+daemon_env() {  # exec: the pid `$!` names is then the daemon's, so cleanup ends it
+  exec env XDG_CONFIG_HOME="$work/$1/config" XDG_STATE_HOME="$work/$1/state" XDG_RUNTIME_DIR="$work/$1/run" \
     DBUS_SESSION_BUS_ADDRESS="unix:path=$work/no-session-bus" LIFELINE_LOG_LEVEL=notice "${@:2}"
 }
 prepare() {  # NAME CONFIG
