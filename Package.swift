@@ -14,6 +14,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogindMonitor", ["LifelineDBus", "LifelineGLib"]),
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
     ("ExecSink", ["LifelineProtocol"]),
+    ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
 ]
 
 let package = Package(

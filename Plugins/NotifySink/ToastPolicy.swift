@@ -161,7 +161,7 @@ public struct ToastPolicy: Sendable {
     }
 
     static func toast(for e: StateEvent, checked: Bool = false) -> Toast {
-        let on = e.interface.isEmpty ? "" : " on \(e.interface)"
+        let on = e.connectionText.isEmpty ? "" : " on \(e.connectionText)"
         var toast: Toast
         let still: String
         switch e.state {
@@ -185,7 +185,7 @@ public struct ToastPolicy: Sendable {
     static func backOnline(_ outage: Outage, event: StateEvent) -> Toast {
         let lasted = DurationText.human(.microseconds((outage.endedAt ?? outage.since) - outage.since))
         let was = outage.worst == .offline ? "offline" : "without internet"
-        let via = event.interface.isEmpty ? "" : " via \(event.interface)"
+        let via = event.connectionText.isEmpty ? "" : " via \(event.connectionText)"
         return Toast(summary: "Back online", body: "Back online\(via) — \(was) for \(lasted).",
                      icon: "network-transmit-receive", urgency: .low, hasActions: false, timeout: 5000)
     }

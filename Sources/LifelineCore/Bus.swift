@@ -272,6 +272,7 @@ public final class Bus: BusControl, Sendable {
             s.current.reason = v.reason
             s.current.rttMs = v.rttMs ?? -1
             s.current.metered = v.metered
+            s.current.connection = v.connection
             post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: time.now())
@@ -279,7 +280,8 @@ public final class Bus: BusControl, Sendable {
             s.current = StateEvent(
                 state: v.state, previous: s.current.state, since: since, interface: v.interface,
                 kind: v.kind, reason: v.reason, rttMs: v.rttMs ?? -1, metered: v.metered,
-                sequence: s.current.sequence + 1
+                sequence: s.current.sequence + 1,
+                connection: v.connection
             )
             trackOutage(&s)
             logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])

@@ -16,6 +16,13 @@
 ///    the current path yet), nothing is decided, so a stale or missing probe never
 ///    turns into `online`. Otherwise a usable link means `online` (or what the
 ///    link monitor itself reported).
+///
+/// A link observation of `unknown` says nothing about the link and is left out:
+/// NetworkManager speaks for the link only to say it is down (its `State` of
+/// DISCONNECTED or below), never to claim a route the kernel has not got.
+/// The connection's name and kind come from the newest observation that names
+/// a connection (NetworkManager knows "Home Wi-Fi" is wifi; netlink only guesses
+/// from the interface's name), when it is about the same interface.
 public enum Decision {
     public struct Input: Sendable {
         public var observation: Observation
@@ -33,13 +40,16 @@ public enum Decision {
         var newestUsableLink: Input?
         var newestReach: Input?
         var newestMetered: (value: Bool, stamp: UInt64)?
+        var newestNamed: Input?
         for input in inputs {
             let o = input.observation
             if let m = o.metered, newestMetered.map({ input.stamp > $0.stamp }) ?? true {
                 newestMetered = (m, input.stamp)
             }
+            if !o.connection.isEmpty, newestNamed.map({ input.stamp > $0.stamp }) ?? true { newestNamed = input }
             switch o.role {
             case .link:
+                guard o.state != .unknown else { continue }
                 if newestLink.map({ input.stamp > $0.stamp }) ?? true { newestLink = input }
                 if o.state != .offline, newestUsableLink.map({ input.stamp > $0.stamp }) ?? true {
                     newestUsableLink = input
@@ -61,15 +71,28 @@ public enum Decision {
                 if v.interface.isEmpty { v.interface = link.interface }
                 if v.kind == .none { v.kind = link.kind }
             }
-            return v
+            return named(v, by: newestNamed?.observation)
         }
         if newestUsableLink != nil, awaitingReachability { return nil }
         if let link = newestUsableLink {
             // netlink says `online` for "a usable route"; a third-party link monitor
             // may know more (an exec monitor reporting `portal`), so take its word.
-            return verdict(from: link.observation, state: link.observation.state, metered: metered)
+            return named(verdict(from: link.observation, state: link.observation.state, metered: metered),
+                         by: newestNamed?.observation)
         }
         return nil
+    }
+
+    /// The verdict with the connection's name and kind from the monitor that
+    /// knows them, if it speaks of the same interface (or of none).
+    private static func named(_ v: Verdict, by named: Observation?) -> Verdict {
+        guard let named, v.state != .offline else { return v }
+        var v = v
+        if v.interface.isEmpty { v.interface = named.interface }
+        guard named.interface.isEmpty || named.interface == v.interface else { return v }
+        v.connection = named.connection
+        if named.kind != .none { v.kind = named.kind }
+        return v
     }
 
     /// The route as the link monitors see it (`generation` left at 0): the
@@ -78,7 +101,7 @@ public enum Decision {
     public static func route<S: Sequence<Input>>(_ inputs: S) -> LinkPath {
         var newestLink: Input?
         var newestUsableLink: Input?
-        for input in inputs where input.observation.role == .link {
+        for input in inputs where input.observation.role == .link && input.observation.state != .unknown {
             if newestLink.map({ input.stamp > $0.stamp }) ?? true { newestLink = input }
             if input.observation.state != .offline, newestUsableLink.map({ input.stamp > $0.stamp }) ?? true {
                 newestUsableLink = input

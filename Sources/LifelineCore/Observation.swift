@@ -20,6 +20,8 @@ public struct Observation: Sendable, Equatable {
     public var rttMs: Double?
     /// Nil when the monitor does not know.
     public var metered: Bool?
+    /// The network connection's own name ("Home Wi-Fi"), "" when the monitor does not know.
+    public var connection: String = ""
 
     public init(
         role: ObservationRole,
@@ -28,7 +30,8 @@ public struct Observation: Sendable, Equatable {
         kind: InterfaceKind = .none,
         reason: String = "",
         rttMs: Double? = nil,
-        metered: Bool? = nil
+        metered: Bool? = nil,
+        connection: String = ""
     ) {
         self.role = role
         self.state = state
@@ -37,5 +40,6 @@ public struct Observation: Sendable, Equatable {
         self.reason = reason
         self.rttMs = rttMs
         self.metered = metered
+        self.connection = connection
     }
 }

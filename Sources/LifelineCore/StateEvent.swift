@@ -13,11 +13,14 @@ public struct StateEvent: Sendable, Equatable, Codable {
     public var metered: Bool
     /// +1 per published transition; 0 is the start-up `unknown`.
     public var sequence: UInt64
+    /// The network connection's name ("Home Wi-Fi"), "" when unknown.
+    public var connection: String = ""
 
     public init(
         state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
         kind: InterfaceKind = .none, reason: String = "", rttMs: Double = -1, metered: Bool = false,
-        sequence: UInt64
+        sequence: UInt64,
+        connection: String = ""
     ) {
         self.state = state
         self.previous = previous
@@ -28,6 +31,7 @@ public struct StateEvent: Sendable, Equatable, Codable {
         self.rttMs = rttMs
         self.metered = metered
         self.sequence = sequence
+        self.connection = connection
     }
 
     /// The field names as every surface writes them (JSON, D-Bus details), in order.
@@ -35,6 +39,7 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case state, previous, since, interface, kind, reason
         case rttMs = "rtt_ms"
         case metered, sequence
+        case connection
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the

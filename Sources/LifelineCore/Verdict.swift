@@ -8,10 +8,12 @@ public struct Verdict: Sendable, Equatable {
     public var reason: String
     public var rttMs: Double?
     public var metered: Bool
+    public var connection: String = ""
 
     public init(
         state: ConnectivityState, interface: String = "", kind: InterfaceKind = .none,
-        reason: String = "", rttMs: Double? = nil, metered: Bool = false
+        reason: String = "", rttMs: Double? = nil, metered: Bool = false,
+        connection: String = ""
     ) {
         self.state = state
         self.interface = interface
@@ -19,6 +21,7 @@ public struct Verdict: Sendable, Equatable {
         self.reason = reason
         self.rttMs = rttMs
         self.metered = metered
+        self.connection = connection
     }
 
     public struct Key: Hashable, Sendable {

@@ -48,6 +48,7 @@ public enum Lifeline1 {
             ("rtt_ms", .double(e.rttMs)),
             ("metered", .bool(e.metered)),
             ("sequence", .uint64(e.sequence)),
+            ("connection", .string(e.connection)),
         ]
     }
 
@@ -72,7 +73,8 @@ public enum Lifeline1 {
             reason: fields["reason"]?.string ?? "",
             rttMs: fields["rtt_ms"]?.double ?? -1,
             metered: fields["metered"]?.bool ?? false,
-            sequence: fields["sequence"]?.uint64 ?? 0
+            sequence: fields["sequence"]?.uint64 ?? 0,
+            connection: fields["connection"]?.string ?? ""
         )
     }
 

@@ -16,6 +16,9 @@ public enum DefaultConfig {
         kind = "probe"
 
         [[monitor]]
+        kind = "networkmanager"
+
+        [[monitor]]
         kind = "logind"
 
         [[sink]]
@@ -43,7 +46,7 @@ public enum DefaultConfig {
         }
         return ConfigTable([
             ("debounce", .table(ConfigTable([("down", .string("2s")), ("up", .string("1s"))]))),
-            ("monitor", kinds("netlink", "probe", "logind")),
+            ("monitor", kinds("netlink", "probe", "networkmanager", "logind")),
             ("sink", kinds("log", "dbus", "libnotify", "tmux", "exec")),
         ])
     }

@@ -5,6 +5,7 @@ import LifelineCore
 import LogindMonitor
 import LogSink
 import NetlinkMonitor
+import NetworkManagerMonitor
 import NotifySink
 import ProbeMonitor
 import PrometheusSink
@@ -18,6 +19,7 @@ public enum Registry {
         ExecMonitor.self,
         NetlinkMonitor.self,
         ProbeMonitor.self,
+        NetworkManagerMonitor.self,
         LogindMonitor.self,
     ]
 

@@ -43,6 +43,7 @@ public enum JSONText {
             ("rtt_ms", number(e.rttMs)),
             ("metered", e.metered ? "true" : "false"),
             ("sequence", String(e.sequence)),
+            ("connection", quote(e.connection)),
         ]
         fields += extra
         return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"

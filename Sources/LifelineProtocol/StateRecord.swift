@@ -51,6 +51,7 @@ public struct StateRecord: Sendable, Equatable {
         var state: ConnectivityState?, previous: ConnectivityState?, kind: InterfaceKind?
         var since: Int64?, sequence: Int64?, pid: Int64?, mutedUntil: Int64 = 0
         var interface: String?, reason: String?, rtt: Double?, metered: Bool?
+        var connection = ""  // absent in files an older daemon wrote
         let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
             switch (key, value) {
             case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
@@ -62,6 +63,7 @@ public struct StateRecord: Sendable, Equatable {
             case ("rtt_ms", _): rtt = value.double
             case ("metered", .bool(let b)): metered = b
             case ("sequence", _): sequence = value.int64
+            case ("connection", .string(let s)): connection = s
             case ("pid", _): pid = value.int64
             case ("muted_until", _): mutedUntil = value.int64 ?? 0
             default: break
@@ -72,7 +74,8 @@ public struct StateRecord: Sendable, Equatable {
         else { return nil }
         let event = StateEvent(
             state: state, previous: previous, since: since, interface: interface, kind: kind,
-            reason: reason, rttMs: rtt, metered: metered, sequence: valid)
+            reason: reason, rttMs: rtt, metered: metered, sequence: valid,
+            connection: connection)
         return (event, (pid, mutedUntil))
     }
 }

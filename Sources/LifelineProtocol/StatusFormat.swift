@@ -2,7 +2,7 @@ import LifelineCore
 
 /// Renders a state through a user's template (`status --format`):
 /// `{state}`, `{icon}`, `{interface}`, `{kind}`, `{rtt_ms}`, `{since}`,
-/// `{duration}`, `{reason}`. Unknown fields are left as written, so a typo shows.
+/// `{duration}`, `{reason}`, `{connection}`. Unknown fields are left as written, so a typo shows.
 public enum StatusFormat {
     public static let defaultTemplate = "{icon} {state}"
 
@@ -60,7 +60,13 @@ public enum StatusFormat {
     /// Without `duration`, for lines printed at the moment of a change.
     public static func plainTemplate(for e: StateEvent, duration: Bool = true) -> String {
         var t = "{state}"
-        if !e.interface.isEmpty { t += " via {interface}" + (e.kind == .none ? "" : " ({kind})") }
+        if !e.connection.isEmpty {
+            // The connection's name says more than the interface: "via Home Wi-Fi (wifi, metered)".
+            let details = [e.kind == .none ? nil : "{kind}", e.metered ? "metered" : nil].compactMap { $0 }
+            t += " via {connection}" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+        } else if !e.interface.isEmpty {
+            t += " via {interface}" + (e.kind == .none ? "" : " ({kind})")
+        }
         if duration { t += " for {duration}" }
         if !e.reason.isEmpty { t += ": {reason}" }
         return t
@@ -97,6 +103,7 @@ public enum StatusFormat {
         case "since": String(e.since)
         case "duration": duration(elapsed(since: e.since, now: now))
         case "reason": e.reason
+        case "connection": e.connection
         default: nil
         }
     }

@@ -108,8 +108,9 @@ final class DaemonFixture: @unchecked Sendable {
         // config has a `dbus` sink and one name per bus): tests that want D-Bus
         // pass a private bus (`PrivateBus`) in `extraEnvironment`.
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + root.appendingPathComponent("no-session-bus").path
-        // Nor the machine's system bus (the default `logind` monitor would take a
-        // real inhibitor lock): tests that want one pass a private stand-in.
+        // Nor the machine's system bus: its NetworkManager would speak for the test's
+        // network, and the default `logind` monitor would take a real inhibitor lock.
+        // Tests that want one pass a private stand-in.
         env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + root.appendingPathComponent("no-system-bus").path
         for (k, v) in extraEnvironment { env[k] = v }
         environment = env

@@ -1,0 +1,234 @@
+import LifelineCore
+import LifelineDBus
+import LifelineGLib
+import Logging
+import Synchronization
+
+/// Follows NetworkManager on one system bus connection until that connection
+/// is lost: reads every property once (`GetAll`) when NetworkManager is on the
+/// bus, then only applies what `PropertiesChanged` says. NetworkManager leaving
+/// and coming back (`NameOwnerChanged`) is followed on the same connection.
+final class NetworkManagerClient: Sendable {
+    static let name = "org.freedesktop.NetworkManager"
+    static let path = "/org/freedesktop/NetworkManager"
+    static let activeConnectionInterface = "org.freedesktop.NetworkManager.Connection.Active"
+    static let deviceInterface = "org.freedesktop.NetworkManager.Device"
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+    enum Event: Sendable {
+        case signal(BusMessage)
+        case lost
+    }
+
+    private struct Shared {
+        var connection: BusConnection?
+        var checkEnabled = false
+        var present = false
+    }
+
+    private let shared = Mutex(Shared())
+    private let publisher: Publisher
+    private let logger: Logger
+
+    init(handle: MonitorHandle, logger: Logger) {
+        self.publisher = Publisher(handle: handle)
+        self.logger = logger
+    }
+
+    /// Runs until `connection` is lost or the task is cancelled.
+    func follow(_ connection: BusConnection, on loop: MainLoopThread) async throws {
+        let (events, sink) = AsyncStream<Event>.makeStream()
+        await connection.attach(to: loop)
+        connection.onSignal { sink.yield(.signal($0)) }
+        connection.onDisconnect { sink.yield(.lost) }
+        try connection.addMatch(
+            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.name)'")
+        try connection.addMatch(
+            "type='signal',sender='\(Self.name)',interface='\(Self.propertiesInterface)',member='PropertiesChanged'")
+        shared.withLock { $0.connection = connection }
+        defer { shared.withLock { $0 = Shared() } }
+
+        var view = NetworkManagerView()
+        var primaryPath = "/"
+        if await hasOwner(connection) {
+            (view, primaryPath) = await readAll(connection)
+            arrived(view)
+        } else {
+            logger.info("NetworkManager is not on the system bus; following it once it starts")
+            publisher.absent()
+        }
+        for await event in events {
+            guard case .signal(let message) = event else { return }
+            guard let args = try? message.arguments() else { continue }
+            if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
+                guard args.count == 3, args[0].string == Self.name, let owner = args[2].string else { continue }
+                if owner.isEmpty {
+                    logger.info("NetworkManager left the system bus")
+                    shared.withLock { $0.present = false }
+                    publisher.absent()
+                } else {
+                    logger.info("NetworkManager is on the system bus again")
+                    (view, primaryPath) = await readAll(connection)
+                    arrived(view)
+                }
+                continue
+            }
+            guard message.is(interface: Self.propertiesInterface, member: "PropertiesChanged"),
+                  args.count >= 2, let interface = args[0].string, let changed = args[1].vardictEntries
+            else { continue }
+            if message.path == Self.path, interface == Self.name {
+                var newPrimary: String?
+                for (name, value) in changed {
+                    if name == "PrimaryConnection", case .objectPath(let p) = value { newPrimary = p }
+                    view.apply(name, value)
+                }
+                if let newPrimary, newPrimary != primaryPath {
+                    primaryPath = newPrimary
+                    await readPrimary(connection, path: primaryPath, into: &view)
+                }
+            } else if message.path == primaryPath, interface == Self.activeConnectionInterface {
+                // The primary connection itself changed (renamed, new device).
+                await readPrimary(connection, path: primaryPath, into: &view)
+            } else {
+                continue
+            }
+            shared.withLock { $0.checkEnabled = view.checkEnabled }
+            publisher.publish(view)
+        }
+    }
+
+    private func arrived(_ view: NetworkManagerView) {
+        shared.withLock {
+            $0.present = true
+            $0.checkEnabled = view.checkEnabled
+        }
+        publisher.publish(view)
+    }
+
+    /// Asks NetworkManager to check its connectivity now, when it is running and
+    /// its own checking is on. Its answer comes back as `PropertiesChanged`.
+    func checkConnectivity() async {
+        let connection = shared.withLock { s in s.present && s.checkEnabled ? s.connection : nil }
+        guard let connection,
+              let m = try? BusMessage.methodCall(destination: Self.name, path: Self.path, interface: Self.name,
+                                                 member: "CheckConnectivity")
+        else { return }
+        do {
+            _ = try await connection.call(m, timeout: .seconds(30))
+        } catch {
+            logger.debug("NetworkManager CheckConnectivity: \(error)")
+        }
+    }
+
+    private func hasOwner(_ connection: BusConnection) async -> Bool {
+        guard let m = try? BusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                 interface: "org.freedesktop.DBus", member: "NameHasOwner"),
+              (try? m.append(.string(Self.name))) != nil,
+              let reply = try? await connection.call(m, timeout: .seconds(10))
+        else { return false }
+        return (try? reply.arguments().first?.bool) == true
+    }
+
+    /// Every property that matters, and the path of the primary connection.
+    private func readAll(_ connection: BusConnection) async -> (NetworkManagerView, String) {
+        var view = NetworkManagerView()
+        var primary = "/"
+        for (name, value) in await getAll(connection, path: Self.path, interface: Self.name) {
+            if name == "PrimaryConnection", case .objectPath(let p) = value { primary = p }
+            view.apply(name, value)
+        }
+        await readPrimary(connection, path: primary, into: &view)
+        return (view, primary)
+    }
+
+    /// The primary connection's name, type and its first device's interface.
+    private func readPrimary(_ connection: BusConnection, path: String, into view: inout NetworkManagerView) async {
+        view.connectionName = ""
+        view.connectionType = ""
+        view.interface = ""
+        guard path != "/" else { return }
+        var device: String?
+        for (name, value) in await getAll(connection, path: path, interface: Self.activeConnectionInterface) {
+            switch (name, value) {
+            case ("Id", .string(let s)): view.connectionName = Self.bounded(s, 128)
+            case ("Type", .string(let s)): view.connectionType = Self.bounded(s, 64)
+            case ("Devices", .array(_, let devices)):
+                if case .objectPath(let p)? = devices.first { device = p }
+            default: break
+            }
+        }
+        guard let device else { return }
+        for (name, value) in await getAll(connection, path: device, interface: Self.deviceInterface) where name == "Interface" {
+            view.interface = Self.bounded(value.string ?? "", 64)
+        }
+    }
+
+    /// A name as another program gave it, cut to `limit` characters: every surface
+    /// shows it, and none needs a connection name a megabyte long.
+    static func bounded(_ s: String, _ limit: Int) -> String {
+        s.unicodeScalars.count <= limit ? s : String(String.UnicodeScalarView(s.unicodeScalars.prefix(limit))) + "…"
+    }
+
+    /// `GetAll`; empty when the object is gone or the reply is not a property map.
+    private func getAll(_ connection: BusConnection, path: String, interface: String) async -> [(String, BusValue)] {
+        do {
+            let m = try BusMessage.methodCall(destination: Self.name, path: path, interface: Self.propertiesInterface,
+                                              member: "GetAll")
+            try m.append(.string(interface))
+            let reply = try await connection.call(m, timeout: .seconds(10))
+            guard let entries = try reply.arguments().first?.vardictEntries else {
+                logger.debug("NetworkManager GetAll \(interface) at \(BusError.shown(path)): not a property map")
+                return []
+            }
+            return entries
+        } catch {
+            logger.debug("NetworkManager GetAll \(interface) at \(BusError.shown(path)): \(error)")
+            return []
+        }
+    }
+}
+
+extension NetworkManagerView {
+    /// One property of `org.freedesktop.NetworkManager`; others and mistyped values are ignored.
+    mutating func apply(_ name: String, _ value: BusValue) {
+        switch (name, value) {
+        case ("State", .uint32(let u)): state = u
+        case ("Connectivity", .uint32(let u)): connectivity = u
+        case ("Metered", .uint32(let u)): metered = u
+        case ("ConnectivityCheckEnabled", .bool(let b)): checkEnabled = b
+        default: break
+        }
+    }
+}
+
+/// Hands the view to the core: the link observation whenever it changes (it
+/// carries the attributes: name, kind, metered), the reachability one only
+/// when NetworkManager's connectivity verdict changes, so an old FULL is never
+/// sent again to override a fresher probe failure.
+final class Publisher: Sendable {
+    private let handle: MonitorHandle
+    private let last = Mutex<(link: Observation?, reachability: Observation?)>((nil, nil))
+
+    init(handle: MonitorHandle) { self.handle = handle }
+
+    func publish(_ view: NetworkManagerView) {
+        send(link: view.link, reachability: view.reachability)
+    }
+
+    func absent() {
+        let (link, reachability) = NetworkManagerView.absent
+        send(link: link, reachability: reachability)
+    }
+
+    private func send(link: Observation, reachability: Observation) {
+        let (sendLink, sendReach) = last.withLock { last -> (Bool, Bool) in
+            let sendLink = last.link != link
+            let sendReach = last.reachability.map { $0.state != reachability.state || $0.reason != reachability.reason } ?? true
+            if sendLink { last.link = link }
+            if sendReach { last.reachability = reachability }
+            return (sendLink, sendReach)
+        }
+        if sendLink { handle.publish(link) }
+        if sendReach { handle.publish(reachability) }
+    }
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""Drives python-dbusmock's `networkmanager` template on the bus named by
+DBUS_SYSTEM_BUS_ADDRESS (the tests' private stand-in for the system bus).
+
+  nm_mock.py primary NAME TYPE IFACE METERED   add a device and make NAME the primary connection
+  nm_mock.py state N                          NetworkManager State (20 disconnected, 70 connected global)
+  nm_mock.py connectivity N                   Connectivity (1 none, 2 portal, 3 limited, 4 full)
+  nm_mock.py metered N                        Metered (1 yes, 2 no)
+  nm_mock.py checking on|off                  ConnectivityCheckEnabled
+  nm_mock.py flap COUNT SECONDS               Connectivity LIMITED/FULL, COUNT changes spread over SECONDS
+"""
+import sys
+import time
+
+import dbus
+
+NM = 'org.freedesktop.NetworkManager'
+MANAGER = '/org/freedesktop/NetworkManager'
+MOCK = 'org.freedesktop.DBus.Mock'
+
+bus = dbus.SystemBus()
+mock = dbus.Interface(bus.get_object(NM, MANAGER), MOCK)
+props = dbus.Interface(bus.get_object(NM, MANAGER), 'org.freedesktop.DBus.Properties')
+
+
+def manager_property(name, value):
+    """Sets a manager property, adding it first when the template lacks it."""
+    try:
+        props.Get(NM, name)
+    except dbus.exceptions.DBusException:
+        mock.AddProperty(NM, name, value)
+    mock.SetProperty(MANAGER, NM, name, value)
+
+
+def primary(name, conn_type, iface, metered):
+    device = '/org/freedesktop/NetworkManager/Devices/' + iface
+    mock.AddObject(device, NM + '.Device', {'Interface': iface, 'State': dbus.UInt32(100)}, [])
+    active = '/org/freedesktop/NetworkManager/ActiveConnection/' + iface
+    mock.AddObject(active, NM + '.Connection.Active', {
+        'Id': name, 'Type': conn_type, 'Devices': dbus.Array([dbus.ObjectPath(device)], signature='o'),
+        'State': dbus.UInt32(2), 'Default': True,
+    }, [])
+    manager_property('ConnectivityCheckEnabled', dbus.Boolean(True, variant_level=1))
+    manager_property('Metered', dbus.UInt32(int(metered), variant_level=1))
+    manager_property('PrimaryConnection', dbus.ObjectPath(active, variant_level=1))
+
+
+def main(argv):
+    command, args = argv[1], argv[2:]
+    if command == 'primary':
+        primary(*args)
+    elif command == 'state':
+        mock.SetGlobalConnectionState(dbus.UInt32(int(args[0])))
+    elif command == 'connectivity':
+        mock.SetConnectivity(dbus.UInt32(int(args[0])))
+    elif command == 'metered':
+        manager_property('Metered', dbus.UInt32(int(args[0]), variant_level=1))
+    elif command == 'checking':
+        manager_property('ConnectivityCheckEnabled', dbus.Boolean(args[0] == 'on', variant_level=1))
+    elif command == 'flap':
+        count, seconds = int(args[0]), float(args[1])
+        for i in range(count):
+            mock.SetConnectivity(dbus.UInt32(3 if i % 2 == 0 else 4))
+            time.sleep(seconds / count)
+    else:
+        sys.exit('unknown command ' + command)
+
+
+if __name__ == '__main__':
+    main(sys.argv)

@@ -1,0 +1,170 @@
+import Clocks
+import LifelineCore
+import LifelineTestKit
+import Testing
+
+/// How NetworkManager's view joins netlink's and the probe's: the table of
+/// disagreements, and the sequences that must not flap.
+@Suite struct NetworkManagerDecisionTests {
+    func netlink(_ state: ConnectivityState, _ iface: String = "wlan0", kind: InterfaceKind = .other) -> Observation {
+        Observation(role: .link, state: state, interface: state == .offline ? "" : iface, kind: state == .offline ? .none : kind,
+                    reason: state == .offline ? "default route removed" : "default route via \(iface)")
+    }
+
+    /// NetworkManager's link observation: `offline` when disconnected, else it says nothing about the link.
+    func nmLink(disconnected: Bool = false, _ iface: String = "wlan0", name: String = "Home Wi-Fi", kind: InterfaceKind = .wifi,
+                metered: Bool? = nil) -> Observation {
+        Observation(role: .link, state: disconnected ? .offline : .unknown, interface: disconnected ? "" : iface,
+                    kind: disconnected ? .none : kind, reason: disconnected ? "NetworkManager is disconnected" : "NetworkManager state 70",
+                    metered: metered, connection: disconnected ? "" : name)
+    }
+
+    func nmConnectivity(_ state: ConnectivityState, _ reason: String, _ iface: String = "wlan0") -> Observation {
+        Observation(role: .reachability, state: state, interface: iface, kind: .wifi, reason: reason, connection: "Home Wi-Fi")
+    }
+
+    func probe(_ state: ConnectivityState, reason: String = "probe") -> Observation {
+        Observation(role: .reachability, state: state, reason: reason)
+    }
+
+    func decide(_ observations: [Observation]) -> Verdict? {
+        Decision.decide(observations.enumerated().map { Decision.Input($1, stamp: UInt64($0 + 1)) })
+    }
+
+    @Test func connectedGlobalButTheProbeTimesOutIsLimited() {
+        let v = decide([netlink(.online), nmLink(), nmConnectivity(.online, "NetworkManager: full connectivity"),
+                        probe(.online), probe(.limited, reason: "probe timed out after 5s")])
+        #expect(v?.state == .limited)
+        #expect(v?.reason == "probe timed out after 5s")
+    }
+
+    @Test func anOldFullConnectivityDoesNotComeBackWithAnAttributeChange() {
+        // The link observation carries the new `Metered`; NM's FULL keeps its old stamp.
+        let v = decide([netlink(.online), nmConnectivity(.online, "NetworkManager: full connectivity"),
+                        probe(.limited, reason: "probe timed out after 5s"), nmLink(metered: true)])
+        #expect(v?.state == .limited)
+        #expect(v?.metered == true)
+    }
+
+    @Test func networkManagersPortalAndLimitedAreReachabilityFacts() {
+        let portal = decide([netlink(.online), probe(.online),
+                             nmConnectivity(.portal, "NetworkManager: connectivity portal")])
+        #expect(portal?.state == .portal)
+        #expect(portal?.reason == "NetworkManager: connectivity portal")
+        let limited = decide([netlink(.online), probe(.online), nmConnectivity(.limited, "NetworkManager: limited connectivity")])
+        #expect(limited?.state == .limited)
+    }
+
+    @Test func disconnectedIsOfflineOnlyOnceTheKernelAgrees() {
+        // NM says DISCONNECTED a moment before the kernel drops the route.
+        #expect(decide([netlink(.online), probe(.online), nmLink(disconnected: true)])?.state == .online)
+        // (One input per monitor, as the bus keeps them: netlink's newest view replaces its older one.)
+        #expect(decide([probe(.online), nmLink(disconnected: true), netlink(.offline)])?.state == .offline)
+        // With no other link monitor, NM's word is the link fact.
+        #expect(decide([nmLink(disconnected: true), probe(.online)])?.state == .offline)
+    }
+
+    @Test func aConnectedNetworkManagerNeverKeepsADeadRouteAlive() {
+        // Carrier lost: the kernel knows at once, NM says DISCONNECTED seconds later.
+        let v = decide([nmLink(), probe(.online), netlink(.offline)])
+        #expect(v?.state == .offline)
+        #expect(v?.connection == "")
+        #expect(Decision.route([nmLink(), netlink(.offline)].enumerated().map {
+            Decision.Input($1, stamp: UInt64($0 + 1))
+        }).interface == nil)
+    }
+
+    @Test func theConnectionsNameKindAndMeteredBeatNetlinksGuess() {
+        let v = decide([netlink(.online, "wlan0", kind: .other), nmLink(metered: true), probe(.online)])
+        #expect(v?.state == .online)
+        #expect(v?.interface == "wlan0")
+        #expect(v?.kind == .wifi)
+        #expect(v?.connection == "Home Wi-Fi")
+        #expect(v?.metered == true)
+    }
+
+    @Test func aNameForAnotherInterfaceIsNotBorrowed() {
+        let v = decide([netlink(.online, "eth0", kind: .ethernet), nmLink("wlan0"), probe(.online)])
+        #expect(v?.interface == "eth0")
+        #expect(v?.kind == .ethernet)
+        #expect(v?.connection == "")
+    }
+
+    @Test func anOfflineVerdictNamesNoConnection() {
+        // A third-party reachability monitor may say offline; no name or interface is lent to it.
+        let v = decide([nmLink(), Observation(role: .reachability, state: .offline, reason: "exec says offline")])
+        #expect(v?.state == .offline)
+        #expect(v?.interface == "")
+        #expect(v?.connection == "")
+    }
+
+    @Test func networkManagerAloneDecidesWithItsOwnInterface() {
+        let v = decide([nmLink(), nmConnectivity(.online, "NetworkManager: full connectivity")])
+        #expect(v?.state == .online)
+        #expect(v?.interface == "wlan0")
+        #expect(v?.connection == "Home Wi-Fi")
+    }
+
+    // MARK: Sequences through the bus (debounce 2 s down, 1 s up)
+
+    func setUp(_ clock: TestClock<Duration>) -> (Bus, MonitorHandle, MonitorHandle, MonitorHandle, InMemorySink, Task<Void, any Error>) {
+        let bus = Bus(clock: clock, debounce: DebounceSettings(down: .seconds(2), up: .seconds(1)))
+        let sink = InMemorySink()
+        let mailbox = bus.attachSink(policy: .everyTransition(capacity: 100))
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        return (bus, bus.makeMonitorHandle(name: "netlink"), bus.makeMonitorHandle(name: "probe", remeasuresReachability: true),
+                bus.makeMonitorHandle(name: "networkmanager"), sink, task)
+    }
+
+    @Test func disconnectedWhileTheRouteLingersIsOneTransition() async {
+        let clock = TestClock()
+        let (_, netlink, probe, nm, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(self.netlink(.online))
+        nm.publish(nmLink())
+        probe.publish(self.probe(.online), measuredOn: probe.path)
+        #expect(await eventually { sink.states == [.online] })
+
+        nm.publish(nmLink(disconnected: true))
+        nm.publish(Observation(role: .reachability, state: .unknown, reason: "NetworkManager is disconnected"))
+        await clock.advance(by: .milliseconds(200))
+        netlink.publish(self.netlink(.offline))
+        await clock.advance(by: .seconds(5))
+        #expect(await eventually { sink.states == [.online, .offline] })
+        #expect(sink.transitions.last?.reason == "default route removed")
+    }
+
+    @Test func twentyConnectivityFlapsInFiveSecondsAreAtMostOneOutage() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, nm, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(self.netlink(.online))
+        nm.publish(nmLink())
+        probe.publish(self.probe(.online), measuredOn: probe.path)
+        #expect(await eventually { sink.states == [.online] })
+        for i in 0..<20 {
+            nm.publish(i.isMultiple(of: 2) ? nmConnectivity(.limited, "NetworkManager: limited connectivity")
+                                           : nmConnectivity(.online, "NetworkManager: full connectivity"))
+            await clock.advance(by: .milliseconds(250))
+        }
+        await clock.advance(by: .seconds(5))
+        let outages = Set(sink.updates.compactMap(\.outage?.id))
+        #expect(outages.count <= 1)
+        #expect(bus.current.state == .online)
+    }
+
+    @Test func theNameFollowsTheConnectionWithoutATransition() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, nm, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(self.netlink(.online))
+        nm.publish(nmLink())
+        probe.publish(self.probe(.online), measuredOn: probe.path)
+        #expect(await eventually { sink.states == [.online] })
+        nm.publish(nmLink(metered: true))
+        #expect(await eventually { bus.current.metered })
+        #expect(sink.states == [.online])
+        #expect(bus.current.connection == "Home Wi-Fi")
+        #expect(bus.current.kind == .wifi)
+    }
+}
