@@ -4,7 +4,7 @@
 # the `config show` round trip (fuzz/ConfigFuzz/ConfigFuzz.swift says why the TOML
 # parser itself is not in it).
 #   fuzz/config.sh [SECONDS]     (default 60)
-# Builds lifeline-fuzz-config with -sanitize=fuzzer,address into .build/fuzz-config,
+# Builds lifeline-fuzz-config with -sanitize=fuzzer,address into .build/fuzz-swiftpm,
 # starts from the seeds in fuzz/corpus/config/ (each is `lifeline config parse-toml
 # < FILE.toml`), and runs for SECONDS. Crashes are written to .build/fuzz/crashes/.
 set -euo pipefail
@@ -15,10 +15,10 @@ mkdir -p "$out/config-corpus" "$out/crashes"
 
 # SwiftPM's --sanitize=fuzzer only links libFuzzer; -Xswiftc adds the coverage
 # instrumentation the fuzzer steers by.
-swift build -c release --product lifeline-fuzz-config --scratch-path .build/fuzz-config \
+swift build -c release --product lifeline-fuzz-config --scratch-path .build/fuzz-swiftpm \
     --sanitize=address --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
     2> >(grep -v "Cannot export local symbol" >&2)
-binary=.build/fuzz-config/release/lifeline-fuzz-config
+binary=.build/fuzz-swiftpm/release/lifeline-fuzz-config
 
 echo "fuzzing for ${seconds}s: $binary (crashes go to $out/crashes/)"
 # New inputs go to the first folder; the committed seeds stay as they are.
