@@ -8,7 +8,7 @@ BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-openssl-dev li
 TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin libglib2.0-bin coreutils nftables \
                 dunst xvfb imagemagick x11-utils tmux xfce4-notifyd notification-daemon libpango-1.0-0 xdotool \
                 mount passwd util-linux strace
-BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
+BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine python3-gi gir1.2-glib-2.0
 
 .PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean
 
