@@ -14,7 +14,8 @@ TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin l
 TEST_PACKAGES += python3-prometheus-client
 # What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.
 TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
-BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
+# The side-by-side benchmark drives GLib's GNetworkMonitor from Python.
+BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine python3-gi gir1.2-glib-2.0
 # `make install`: where, a staging root, and where the binaries were built.
 PREFIX ?= /usr/local
 DESTDIR ?=

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Lifeline side by side with GLib's GNetworkMonitor (what GNOME applications use
+# when no NetworkManager runs: its netlink backend), in the same network
+# namespace and the same run, on the same scenarios:
+#   default route removed (and restored); carrier lost on the peer (and back);
+#   internet blackholed with nftables while traffic flows, and on an idle machine
+#   (netlink sees nothing); 150 veth pairs created and deleted; a docker-style
+#   bridge with an address and a route (not default); 50 flaps in 10 s, of the
+#   carrier and of the default route.
+# For each: time to the first correct signal, signals sent (spurious ones
+# counted), whether the right verdict was reached. Prints one table.
+#
+# Two private namespaces: the client (the daemon and bench/gnetworkmonitor.py)
+# and the upstream (the gateway, the check server, nftables). Nothing leaves
+# the machine. The daemon runs the netlink and probe monitors (default settings,
+# the URL pointing at the lab) and the log sink, with the default debounce
+# (down 2s, up 1s). Needs root, ip, nft, python3 and Debian's python3-gi.
+# Uses .build/release/lifeline (built by `make bench`), or $LIFELINE_BIN.
+# GNM_BENCH_IDLE=0 skips the idle blackhole (the longest scenario, up to ~75 s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
+server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
+idle=${GNM_BENCH_IDLE:-1}
+[ -x "$bin" ] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! /usr/bin/python3 -c 'import gi' 2>/dev/null; then
+    echo "gnetworkmonitor bench: needs root, nft and python3-gi (gir1.2-glib-2.0); skipped"; exit 0
+fi
+
+tag=$(printf '%08x' $RANDOM$RANDOM)
+client=llgc-$tag upstream=llgu-$tag
+gw=10.78.0.1 me=10.78.0.2
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    ip netns del "$client" 2>/dev/null || true
+    ip netns del "$upstream" 2>/dev/null || true
+    [ -n "${GNM_BENCH_KEEP:-}" ] && cp -r "$work" /tmp/gnm-bench-$tag
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip netns add "$client"; ip netns add "$upstream"
+ip -n "$client" -batch - <<IP
+link add v0 type veth peer name v1 netns $upstream
+addr add $me/24 dev v0
+link set lo up
+link set v0 up
+IP
+ip -n "$upstream" -batch - <<IP
+addr add $gw/24 dev v1
+link set lo up
+link set v1 up
+IP
+ip -n "$client" route add default via "$gw"
+in_upstream() { ip netns exec "$upstream" "$@"; }  # foreground only: in the background its pid would not be the command's
+
+ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &
+pids+=($!)
+# An echo server: the user's traffic in the "traffic flowing" blackhole.
+ip netns exec "$upstream" python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('$gw', 7))
+while True:
+    data, peer = s.recvfrom(2048)
+    s.sendto(data, peer)
+" &
+pids+=($!)
+for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+
+mkdir -p "$work/config" "$work/log" "$work/run" "$work/state"
+cat > "$work/config/config.toml" <<TOML
+[debounce]
+down = "2s"
+up = "1s"
+
+[[monitor]]
+kind = "netlink"
+
+[[monitor]]
+kind = "probe"
+url = "http://$gw:8080/check_network_status.txt"
+
+[[sink]]
+kind = "log"
+path = "$work/log/events.jsonl"
+TOML
+
+# Both observers start before the daemon, so they see the same changes.
+ip netns exec "$client" /usr/bin/python3 bench/gnetworkmonitor.py > "$work/gnm.out" &
+pids+=($!)
+python3 bench/stamp_lines.py "$work/log/events.jsonl" > "$work/lifeline.out" &
+pids+=($!)
+XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state \
+    ip netns exec "$client" "$bin" daemon --config "$work/config/config.toml" 2> "$work/daemon.log" &
+daemon=$!
+pids+=("$daemon")
+
+now_ms() { date +%s%3N; }
+now_us() { date +%s%6N; }
+state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }
+# wait_state STATE LIMIT_MS: the daemon's published state (runtime state file), polled every 10 ms.
+wait_state() {
+    local start; start=$(now_ms)
+    until [ "$(state)" = "$1" ]; do
+        if (( $(now_ms) - start > $2 )); then echo "  (lifeline still '$(state)' after $2 ms, expected $1)" >&2; return 0; fi
+        sleep 0.01
+    done
+}
+# scenario NAME EXPECTED SETTLE_S COMMAND...: marks the start, runs the
+# change, waits for Lifeline's verdict (at most 90 s), then SETTLE_S more
+# seconds to catch late or repeated signals from either side.
+scenario() {
+    local name=$1 expected=$2 settle=$3; shift 3
+    # At a random point of the daemon's one-second rhythms (probe spacing,
+    # counter samples), as a real change would come.
+    sleep "$(printf '0.%03d' $((RANDOM % 1000)))"
+    local t0; t0=$(now_us)
+    "$@"
+    wait_state "$expected" 90000
+    sleep "$settle"
+    echo "$t0 $(now_us) $expected $name" >> "$work/marks"
+}
+
+wait_state online 20000
+sleep 2  # the first probe and the initial dumps are behind us
+
+route_del() { ip -n "$client" route del default via "$gw"; }
+route_add() { ip -n "$client" route add default via "$gw"; }
+peer_down() { ip -n "$upstream" link set v1 down; }
+peer_up() { ip -n "$upstream" link set v1 up; }
+blackhole() {
+    in_upstream nft -f - <<NFT
+table inet lifeline_bench_$tag {
+    chain in { type filter hook input priority 0; policy accept; iifname "v1" drop; }
+}
+NFT
+}
+heal() { in_upstream nft delete table inet "lifeline_bench_$tag"; }
+traffic_start() {
+    ip netns exec "$client" python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+while True:
+    try: s.sendto(b'x' * 32, ('$gw', 7))
+    except OSError: pass
+    time.sleep(0.05)
+" 2>/dev/null &
+    traffic=$!
+    pids+=("$traffic")
+    sleep 3  # the user's traffic has been flowing (and answered) for a while
+}
+traffic_stop() { kill "$traffic"; wait "$traffic" 2>/dev/null || true; }
+veth_churn() {
+    {
+        for i in $(seq 150); do echo "link add vb${i}a type veth peer name vb${i}b"; echo "link set vb${i}a up"; echo "link set vb${i}b up"; done
+        for i in $(seq 150); do echo "link del vb${i}a"; done
+    } | ip -n "$client" -batch -
+}
+docker_bridge() {
+    ip -n "$client" -batch - <<IP
+link add docker0 type bridge
+addr add 172.17.0.1/16 dev docker0
+link add veth0c type veth peer name eth0c
+link set veth0c master docker0
+link set veth0c up
+link set eth0c up
+link set docker0 up
+route add 10.200.0.0/16 via 172.17.0.2 dev docker0
+IP
+    sleep 2
+    ip -n "$client" link del veth0c
+    ip -n "$client" link del docker0
+}
+carrier_flaps() {
+    for _ in $(seq 50); do peer_down; sleep 0.09; peer_up; sleep 0.09; done
+}
+route_flaps() {
+    for _ in $(seq 50); do route_del; sleep 0.09; route_add; sleep 0.09; done
+}
+
+scenario "default route removed" offline 1 route_del
+scenario "default route restored" online 1 route_add
+scenario "carrier lost on the peer" offline 1 peer_down
+scenario "carrier back" online 1 peer_up
+traffic_start
+scenario "blackhole, traffic flowing" limited 1 blackhole
+scenario "blackhole lifted, traffic flowing" online 1 heal
+traffic_stop
+if [ "$idle" = 1 ]; then
+    sleep 3
+    scenario "blackhole, idle" limited 1 blackhole
+    scenario "blackhole lifted, idle" online 1 heal
+fi
+scenario "150 veth pairs created and deleted" online 3 veth_churn
+scenario "docker-style bridge, address and route" online 3 docker_bridge
+scenario "50 carrier flaps in 10 s" online 4 carrier_flaps
+scenario "50 default route flaps in 10 s" online 4 route_flaps
+
+echo "GLib's monitor: $(head -1 "$work/gnm.out" | cut -d' ' -f2) (no NetworkManager on a system bus here); times from the change"
+python3 bench/gnetworkmonitor_table.py "$work/marks" "$work/lifeline.out" "$work/gnm.out"

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Idle wake-ups and memory of `lifeline daemon` with the embedded defaults
+# (netlink, probe; log, dbus, libnotify, tmux sinks), as a desktop runs it:
+# a private session bus, one tmux server, a check server the probe reaches
+# (default interval 30 s, only the URL points at the lab). Nothing changes
+# while it is measured, and no traffic flows but the probe's own.
+#
+# For IDLE_WINDOW seconds (default 60) after a warm-up, while online and then
+# while limited (nftables drops everything the namespace sends upstream), it
+# counts the voluntary context switches of every daemon thread
+# (/proc/PID/task/TID/status; a thread sleeping and being woken again is one),
+# summed per thread name (/proc/PID/task/TID/comm), and the probes made
+# meanwhile (the daemon's debug log); then VmRSS, RssAnon (status) and PSS
+# (smaps_rollup). Goal: at most 2 wake-ups per probe interval, plus what the
+# stall detector needs while traffic flows (none flows here).
+#
+# Needs root, ip, nft, python3, dbus-daemon, tmux. Uses .build/release/lifeline
+# (built by `make bench`), or $LIFELINE_BIN.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
+server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
+window=${IDLE_WINDOW:-60}
+[ -x "$bin" ] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+for tool in nft dbus-daemon tmux; do
+    command -v "$tool" >/dev/null || { echo "idle bench: needs $tool; skipped"; exit 0; }
+done
+if [ "$(id -u)" != 0 ]; then echo "idle bench: needs root (network namespaces); skipped"; exit 0; fi
+
+tag=$(printf '%08x' $RANDOM$RANDOM)
+client=llic-$tag upstream=lliu-$tag
+gw=10.79.0.1 me=10.79.0.2
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null || true
+    ip netns del "$client" 2>/dev/null || true
+    ip netns del "$upstream" 2>/dev/null || true
+    [ -n "${IDLE_BENCH_KEEP:-}" ] && cp -r "$work" "/tmp/idle-bench-$tag"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip netns add "$client"; ip netns add "$upstream"
+ip -n "$client" -batch - <<IP
+link add v0 type veth peer name v1 netns $upstream
+addr add $me/24 dev v0
+link set lo up
+link set v0 up
+IP
+ip -n "$upstream" -batch - <<IP
+addr add $gw/24 dev v1
+link set lo up
+link set v1 up
+IP
+ip -n "$client" route add default via "$gw"
+
+ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &
+pids+=($!)
+for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+
+# The session bus on a socket file (an abstract socket would belong to the namespace).
+dbus-daemon --session --nofork --address="unix:path=$work/bus" --print-address > "$work/bus.out" 2> "$work/bus.log" &
+pids+=($!)
+for _ in $(seq 500); do [ -s "$work/bus.out" ] && break; sleep 0.01; done
+export DBUS_SESSION_BUS_ADDRESS=unix:path=$work/bus
+mkdir -p "$work/tmux"
+export TMUX_TMPDIR=$work/tmux
+tmux -L bench new-session -d -x 80 -y 10 "sleep infinity"
+
+# The embedded defaults (`lifeline config show`), with the check URL in the lab.
+mkdir -p "$work/config" "$work/run" "$work/state"
+cat > "$work/config/config.toml" <<TOML
+[debounce]
+down = "2s"
+up = "1s"
+
+[[monitor]]
+kind = "netlink"
+
+[[monitor]]
+kind = "probe"
+url = "http://$gw:8080/check_network_status.txt"
+
+[[sink]]
+kind = "log"
+
+[[sink]]
+kind = "dbus"
+
+[[sink]]
+kind = "libnotify"
+
+[[sink]]
+kind = "tmux"
+TOML
+XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state LIFELINE_LOG_LEVEL=debug \
+    ip netns exec "$client" "$bin" daemon --config "$work/config/config.toml" 2> "$work/daemon.log" &
+daemon=$!
+pids+=("$daemon")
+
+now_ms() { date +%s%3N; }
+state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }
+wait_state() {  # STATE LIMIT_MS: the published state (runtime state file), polled every 10 ms
+    local start; start=$(now_ms)
+    until [ "$(state)" = "$1" ]; do
+        if (( $(now_ms) - start > $2 )); then echo "daemon still '$(state)' after $2 ms, expected $1"; tail -20 "$work/daemon.log"; exit 1; fi
+        sleep 0.01
+    done
+}
+# One line per thread: TID VOLUNTARY NONVOLUNTARY NAME
+threads() {
+    local task
+    for task in /proc/"$daemon"/task/*; do
+        awk -v tid="${task##*/}" -v name="$(cat "$task/comm" 2>/dev/null)" '
+            /^voluntary_ctxt_switches/ { v = $2 } /^nonvoluntary_ctxt_switches/ { n = $2 }
+            END { if (v != "") print tid, v, n, name }' "$task/status" 2>/dev/null || true
+    done
+}
+probes() { grep -c 'probe (' "$work/daemon.log" || true; }
+# measure LABEL: the window, then one table row per thread name.
+measure() {
+    local before probes_before
+    before=$(threads); probes_before=$(probes)
+    sleep "$window"
+    local after; after=$(threads)
+    local made=$(( $(probes) - probes_before ))
+    echo "-- $1: $window s, $made probe(s) made by the daemon meanwhile"
+    # Threads that ended during the window are not counted (none do while idle).
+    awk -v made="$made" -v window="$window" '
+        NR == FNR { v[$1] = $2; n[$1] = $3; next }
+        {
+            name = $4; for (i = 5; i <= NF; i++) name = name " " $i
+            # libdispatch names its threads after their queue; comm keeps the last 15 characters.
+            if (name == "oot.default-qos") name = name " (Swift pool)"
+            if (name == "-qos.overcommit") name = name " (dispatch events)"
+            count[name]++
+            vol[name] += $2 - ($1 in v ? v[$1] : 0)
+            inv[name] += $3 - ($1 in n ? n[$1] : 0)
+            total += $2 - ($1 in v ? v[$1] : 0)
+        }
+        END {
+            printf "   %-34s %7s %10s %13s\n", "thread", "threads", "voluntary", "involuntary"
+            for (name in count) printf "   %-34s %7d %10d %13d\n", name, count[name], vol[name], inv[name]
+            printf "   %-34s %7s %10d   = %.1f per 30 s interval, %.2f per second\n", "all", "", total, total * 30 / window, total / window
+        }' <(echo "$before") <(echo "$after")
+}
+memory() {
+    awk '/^VmRSS|^RssAnon|^Threads/ { printf "   %s %s %s\n", $1, $2, $3 }' "/proc/$daemon/status"
+    awk '/^Pss:/ { printf "   Pss: %s kB\n", $2 }' "/proc/$daemon/smaps_rollup"
+}
+
+# With IDLE_STRACE=SECONDS: which system calls each thread makes while idle
+# (strace -f on the daemon, after the counts, so its cost is not in them).
+trace() {
+    [ -n "${IDLE_STRACE:-}" ] && command -v strace >/dev/null || return 0
+    local out=/tmp/idle-strace-$tag-$1.txt names
+    names=$(for task in /proc/"$daemon"/task/*; do echo "${task##*/} $(cat "$task/comm")"; done)
+    timeout -s INT "$IDLE_STRACE" strace -f -tt -p "$daemon" -o "$out" 2>/dev/null || true
+    echo "   strace -f -tt over $IDLE_STRACE s ($out), system calls per thread:"
+    awk 'NR == FNR { name[$1] = $2; next } { calls[$1]++; split($3, c, "("); what[$1] = what[$1] " " c[1] }
+         END { for (t in calls) { printf "   %-8s %-18s %4d:", t, name[t], calls[t]; n = split(what[t], w, " ");
+               for (i = 1; i <= n && i <= 8; i++) printf " %s", w[i]; print (n > 8 ? " …" : "") } }' \
+        <(echo "$names") "$out"
+}
+
+wait_state online 20000
+sleep 5  # warm-up: start-up work, the first probe and the first toast/tmux pushes are done
+measure "online, idle"
+memory
+trace online
+
+ip netns exec "$upstream" nft -f - <<NFT
+table inet lifeline_idle_$tag {
+    chain in { type filter hook input priority 0; policy accept; iifname "v1" drop; }
+}
+NFT
+wait_state limited 90000
+sleep 5
+measure "limited (internet blackholed), idle"
+memory
+trace limited
