@@ -257,6 +257,8 @@ public final class Bus: BusControl, Sendable {
             s.current.reason = v.reason
             s.current.rttMs = v.rttMs ?? -1
             s.current.metered = v.metered
+            s.current.diagnosis = v.diagnosis
+            s.current.families = v.families
             post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: time.now())
@@ -266,6 +268,8 @@ public final class Bus: BusControl, Sendable {
                 kind: v.kind, reason: v.reason, rttMs: v.rttMs ?? -1, metered: v.metered,
                 sequence: s.current.sequence + 1
             )
+            s.current.diagnosis = v.diagnosis
+            s.current.families = v.families
             trackOutage(&s)
             logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])
             post(Self.update(for: s, isTransition: true), to: s.mailboxes)

@@ -20,6 +20,10 @@ public struct Observation: Sendable, Equatable {
     public var rttMs: Double?
     /// Nil when the monitor does not know.
     public var metered: Bool?
+    /// The layer that failed first; `.none` when online or not known.
+    public var diagnosis: Diagnosis = .none
+    /// Per-family states, from a monitor that measures each family on its own.
+    public var families = FamilyStates()
 
     public init(
         role: ObservationRole,

@@ -13,6 +13,10 @@ public struct StateEvent: Sendable, Equatable, Codable {
     public var metered: Bool
     /// +1 per published transition; 0 is the start-up `unknown`.
     public var sequence: UInt64
+    /// The layer that failed first; empty when online.
+    public var diagnosis: Diagnosis = .none
+    /// The state of each family that has a default route.
+    public var families = FamilyStates()
 
     public init(
         state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
@@ -35,6 +39,7 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case state, previous, since, interface, kind, reason
         case rttMs = "rtt_ms"
         case metered, sequence
+        case diagnosis, families
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the
