@@ -3,6 +3,9 @@ import LifelineCore
 /// The kernel files the probe reads (packet counters), under roots tests can replace.
 struct HostFiles: Sendable {
     var sys = "/sys"
+    /// The routing and neighbour tables of this network namespace (`PathFacts`).
+    var proc = "/proc"
+    var resolvConf = "/etc/resolv.conf"
 
     func counters(of interface: String) -> PacketCounters? {
         guard

@@ -4,10 +4,12 @@ import LifelineCore
 enum ProbeOutcome: Sendable, Equatable {
     /// The expected reply.
     case pong(rttMs: Double)
-    /// Something answered, but not as expected: a captive portal or a proxy login.
-    case unexpected(String)
-    /// Nothing usable answered: timeout, refused, DNS failure, reset.
-    case failed(String)
+    /// Something answered, but not as expected: a captive portal or a proxy login
+    /// (`portal`), or a server error (`http`).
+    case unexpected(String, layer: Diagnosis = .portal)
+    /// Nothing usable answered: timeout, refused, DNS failure, reset; `layer`
+    /// is the one that failed first.
+    case failed(String, layer: Diagnosis = .none)
 }
 
 /// The expected reply (the probe's config) and how a reply is judged against it.
@@ -33,23 +35,25 @@ struct ProbeExpectation: Sendable, Equatable {
         return bodyPrefix.isEmpty && header.isEmpty ? code == 204 : (200...299).contains(code)
     }
 
-    func judge(_ result: Result<HTTPReply, CurlError>) -> ProbeOutcome {
+    /// `facts`: what is known of the path, to name the layer of a failure.
+    func judge(_ result: Result<HTTPReply, CurlError>, facts: PathFacts = PathFacts()) -> ProbeOutcome {
         switch result {
         case .failure(let error):
-            return .failed(failureReason(error))
+            let (layer, sentence) = FailedLayer.explain(error, timeout: timeout, facts: facts)
+            return .failed(sentence, layer: layer)
         case .success(let reply):
-            if let mismatch = mismatch(reply) { return .unexpected(mismatch) }
+            if let mismatch = mismatch(reply) { return .unexpected(mismatch, layer: Self.layer(ofUnexpected: reply)) }
             return .pong(rttMs: reply.rttMs)
         }
     }
 
-    private func failureReason(_ error: CurlError) -> String {
-        switch error.kind {
-        case .timeout: "probe to \(url) timed out after \(DurationText.format(timeout))"
-        case .refused: "probe to \(url) failed: \(Self.clean(error.message))"
-        case .dns: "probe to \(url) failed: \(Self.clean(error.message))"
-        case .cancelled: "probe to \(url) was cancelled"
-        case .other: "probe to \(url) failed: \(Self.clean(error.message))"
+    /// A redirect, a page where none was expected, or 511 is a portal standing
+    /// in for the internet; any other status (404, 500…) is the check server's
+    /// own trouble.
+    static func layer(ofUnexpected reply: HTTPReply) -> Diagnosis {
+        switch reply.status {
+        case 200...399, 511: .portal
+        default: .http
         }
     }
 
@@ -136,14 +140,16 @@ struct ProbeJudge: Sendable {
             let ms = rtt < 10 ? (rtt * 10).rounded() / 10 : rtt.rounded()
             observation = Observation(role: .reachability, state: .online, interface: interface,
                                       reason: "probe answered in \(Self.format(ms)) ms", rttMs: rtt)
-        case .unexpected(let reason):
+        case .unexpected(let reason, let layer):
             consecutiveFailures = 0
             observation = Observation(role: .reachability, state: .portal, interface: interface, reason: reason)
-        case .failed(let reason):
+                .diagnosed(layer)
+        case .failed(let reason, let layer):
             consecutiveFailures += stall == nil ? 1 : 2
             let why = stall.map { "\(reason) (\($0))" } ?? reason
             if consecutiveFailures >= failures {
                 observation = Observation(role: .reachability, state: .limited, interface: interface, reason: why)
+                    .diagnosed(layer)
             } else {
                 return lastPublished
                     ?? Observation(role: .reachability, state: .unknown, interface: interface, reason: why)
@@ -161,5 +167,13 @@ struct ProbeJudge: Sendable {
 
     private static func format(_ ms: Double) -> String {
         ms == ms.rounded() ? "\(Int(ms))" : "\(ms)"
+    }
+}
+
+extension Observation {
+    func diagnosed(_ layer: Diagnosis) -> Observation {
+        var o = self
+        o.diagnosis = layer
+        return o
     }
 }

@@ -167,7 +167,9 @@ public struct ProbeMonitor: Monitor {
         if case .success(let reply) = result, reply.truncated {
             context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
         }
-        let outcome = expectation.judge(result)
+        var facts = PathFacts(interface: interface)
+        if case .failure = result { facts = files.pathFacts(interface: interface) }
+        let outcome = expectation.judge(result, facts: facts)
         var stallNote: String?
         if case .stall(let note) = cause { stallNote = note }
         let observation = judge.state.withLock {
