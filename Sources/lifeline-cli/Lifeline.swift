@@ -14,7 +14,8 @@ struct Lifeline: AsyncParsableCommand {
         commandName: "lifeline",
         abstract: "Tells you once, at the right place, when your connection is gone and when it is back.",
         version: version,
-        subcommands: [DaemonCommand.self, StatusCommand.self, CheckCommand.self, WatchCommand.self, ConfigCommand.self, HistoryCommand.self]
+        subcommands: [DaemonCommand.self, StatusCommand.self, CheckCommand.self, WatchCommand.self, ConfigCommand.self, HistoryCommand.self,
+                      DiagnoseCommand.self]
     )
 }
 

@@ -79,3 +79,76 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 }
+
+/// `lifeline diagnose` in the same namespaces, without a daemon: each layer in
+/// order with its mark, stopping at the first that fails.
+@Suite(.serialized) struct DiagnoseCommandTests {
+    static let layers = ["link", "carrier", "address", "default route", "gateway", "DNS", "TCP", "HTTP"]
+
+    /// ✓ up to `failed`, ✗ there, – after it (all ✓ when nil).
+    func expected(failingAt failed: String?) -> [String] {
+        let stop = failed.flatMap { Self.layers.firstIndex(of: $0) } ?? Self.layers.count
+        return Self.layers.enumerated().map { i, layer in (i < stop ? "✓" : i == stop ? "✗" : "–") + " " + layer }
+    }
+
+    @Test func healthyPathIsAllTicksAndExitZero() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.startDNS()
+        try d.lab.startServer(.ok)
+        let r = try d.diagnose(url: d.checkURLByName)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.hasPrefix("IPv4\n"), "\(r.stdout)")
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: nil), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("online: every layer answers\n"), "\(r.stdout)")
+    }
+
+    @Test func silentRouterFailsAtTheGateway() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.lab.startServer(.ok)
+        try d.silenceRouter()
+        let r = try d.diagnose(url: d.lab.checkURL)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "gateway"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("limited: \(d.lab.namespaceInterface) is connected but the router \(d.lab.hostAddress) does not answer\n"), "\(r.stdout)")
+    }
+
+    @Test func silentResolverFailsAtDNS() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.startDNS()
+        try d.lab.startServer(.ok)
+        try d.silenceDNS()
+        let r = try d.diagnose(url: d.checkURLByName, json: true)
+        #expect(r.status == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(object?["state"] as? String == "limited")
+        #expect(object?["diagnosis"] as? String == "dns")
+        #expect(object?["families"] as? [String: String] == ["ipv4": "limited"])
+        let checks = object?["checks"] as? [[String: Any]] ?? []
+        #expect(checks.map { "\($0["result"] ?? "") \($0["layer"] ?? "")" }
+            == ["ok link", "ok carrier", "ok address", "ok route", "ok gateway", "fail dns", "skipped tcp", "skipped http"], "\(r.stdout)")
+    }
+
+    @Test func droppedPortFailsAtTCP() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.lab.startServer(.ok)
+        try d.dropCheckPort()
+        let r = try d.diagnose(url: d.lab.checkURL)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "TCP"), "\(r.stdout)")
+        #expect(r.stdout.contains("TCP connect to \(d.lab.hostAddress):8080 timed out after 1s"), "\(r.stdout)")
+    }
+
+    @Test func withoutADefaultRouteTheRouteLayerFails() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try ProbeLab.sh(["ip", "-n", d.lab.namespace, "route", "del", "default"])
+        let r = try d.diagnose(url: d.lab.checkURL)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "default route"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("offline: no default route\n"), "\(r.stdout)")
+    }
+}

@@ -83,3 +83,25 @@ final class DiagnosisLab: @unchecked Sendable {
         try ProbeLab.sh(["nft", "add", "rule", family, name, "in"] + rule)
     }
 }
+
+extension DiagnosisLab {
+    /// `lifeline diagnose` run in the namespace as a user would, in a UTF-8
+    /// locale, with an empty config folder (the probe's defaults, `url` given).
+    func diagnose(url: String, json: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
+        let config = lab.workDir.appendingPathComponent("diagnose-config").path
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        let env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LC_ALL": "C.UTF-8",
+                   "XDG_CONFIG_HOME": config, "HOME": lab.workDir.path]
+        return try Harness.run(["ip", "netns", "exec", lab.namespace, Harness.binary, "diagnose", "--url", url, "--timeout", "1s"]
+                               + (json ? ["--json"] : []), environment: env)
+    }
+
+    /// The checklist's (mark, layer) pairs in the order printed, e.g. ("✓", "link").
+    static func marks(_ checklist: String) -> [String] {
+        checklist.split(separator: "\n").filter { $0.hasPrefix("  ") }.map { line in
+            let words = line.split(separator: " ")
+            let layer = words.count > 2 && words[1] == "default" ? "default route" : String(words.count > 1 ? words[1] : "")
+            return "\(words.first ?? "") \(layer)"
+        }
+    }
+}
