@@ -40,6 +40,8 @@ function __lifeline_parse_tokens -S
             end
         case 'history'
             __lifeline_parse_subcommand 0 'since=' 'config=' 'version' 'h/help'
+        case 'diagnose'
+            __lifeline_parse_subcommand 0 'json' 'url=' 'timeout=' 'version' 'h/help'
         case 'help'
             __lifeline_parse_subcommand -r 1 'version'
         end
@@ -103,6 +105,7 @@ complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_positional "l
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_positional "lifeline" -eq 1' -fa 'watch' -d 'Print the state at once and again on every change, until killed.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_positional "lifeline" -eq 1' -fa 'config' -d 'Validate or print the configuration.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_positional "lifeline" -eq 1' -fa 'history' -d 'List past outages (start, end, duration, worst state) from the event log.'
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_positional "lifeline" -eq 1' -fa 'diagnose' -d 'Check every layer now, from the cable to HTTP, and say which one fails.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_positional "lifeline" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline daemon" config' -l 'config' -d 'Config file (default: $XDG_CONFIG_HOME/lifeline/config.toml, else built-in defaults).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline daemon" version' -l 'version' -d 'Show the version.'
@@ -132,4 +135,9 @@ complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_opti
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" config' -l 'config' -d 'Config file naming the log (default: the user\'s).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" version' -l 'version' -d 'Show the version.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline history" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" json' -l 'json' -d 'Print the checks and the verdict as one JSON object.'
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" url' -l 'url' -d 'The check URL (default: the config\'s probe url).' -rfka ''
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" timeout' -l 'timeout' -d 'Timeout of each network check (default: the config\'s probe timeout).' -rfka ''
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" version' -l 'version' -d 'Show the version.'
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline help" version' -l 'version' -d 'Show the version.'

@@ -56,13 +56,14 @@ _lifeline() {
             'watch:Print the state at once and again on every change, until killed.'
             'config:Validate or print the configuration.'
             'history:List past outages (start, end, duration, worst state) from the event log.'
+            'diagnose:Check every layer now, from the cable to HTTP, and say which one fails.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        daemon|status|check|watch|config|history|help)
+        daemon|status|check|watch|config|history|diagnose|help)
             "_lifeline_${words[1]}" && ret=0
             ;;
         esac
@@ -181,6 +182,20 @@ _lifeline_history() {
     local -ar arg_specs=(
         '--since[Only outages that ended within this span, e.g. 24h, 7d.]:since:'
         '--config[Config file naming the log (default\: the user'\''s).]:config:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_lifeline_diagnose() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print the checks and the verdict as one JSON object.]'
+        '--url[The check URL (default\: the config'\''s probe url).]:url:'
+        '--timeout[Timeout of each network check (default\: the config'\''s probe timeout).]:timeout:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
