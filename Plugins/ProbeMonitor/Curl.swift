@@ -271,8 +271,11 @@ private func curlProgress(_ user: UnsafeMutableRawPointer?, _: curl_off_t, _: cu
 /// and stops at libcurl's next progress callback.
 enum HTTPProber {
     private static let thread = SerialThread(name: "lifeline-probe")
+    /// IPv6 has its own, so the two families are probed side by side, one probe each at most.
+    private static let thread6 = SerialThread(name: "lifeline-probe6")
 
     static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
+        let thread = request.family == .ipv6 ? thread6 : thread
         let cancelled = CancelFlag()
         do {
             return try await withTaskCancellationHandler {

@@ -15,6 +15,16 @@ extension HostFiles {
         return facts
     }
 
+    /// The families with a default route (on `interface` when it is not empty), IPv4 first.
+    func defaultRouteFamilies(interface: String) -> [ProbeMonitor.Config.Family] {
+        var families: [ProbeMonitor.Config.Family] = []
+        if let route = try? Files.readText(proc + "/net/route", limit: 256 << 10),
+           Self.defaultGateway(route: route, interface: interface) != nil { families.append(.ipv4) }
+        if let route = try? Files.readText(proc + "/net/ipv6_route", limit: 256 << 10),
+           let found = LayerWalk.ipv6DefaultRoute(route), interface.isEmpty || found.device == interface { families.append(.ipv6) }
+        return families
+    }
+
     private func resolver() -> String? {
         guard let text = try? Files.readText(resolvConf, limit: 64 << 10) else { return nil }
         return Self.firstNameserver(text)

@@ -159,6 +159,54 @@ struct ProbeJudge: Sendable {
         return observation
     }
 
+    /// Per family ("ipv4", "ipv6"): failures in a row, and the last failure's sentence.
+    private var familyFailures: [String: (count: Int, sentence: String)] = [:]
+    private(set) var families = FamilyStates()
+
+    /// One probe per family, side by side (`"any"` when the families were not
+    /// told apart). The state is the best family's: any expected reply is
+    /// `online`, and a family that fails while another answers is named in the
+    /// reason and marked in `families` (after `failures` in a row, as a whole
+    /// verdict is), never an outage of its own.
+    mutating func record(families outcomes: [(family: String, outcome: ProbeOutcome)], interface: String, path: UInt64,
+                         afterStall stall: String?) -> Observation {
+        let best = outcomes.first { Self.isOnline($0.outcome) }
+            ?? outcomes.first { if case .unexpected = $0.outcome { true } else { false } }
+            ?? outcomes.first
+        guard let best else { return Observation(role: .reachability, state: .unknown, interface: interface) }
+        var observation = record(best.outcome, interface: interface, path: path, afterStall: stall)
+        if path != familyPath {
+            familyPath = path
+            familyFailures = [:]
+            families = FamilyStates()
+        }
+        for (family, outcome) in outcomes where family != "any" {
+            switch outcome {
+            case .pong:
+                familyFailures[family] = nil
+                families.set(family, .online)
+            case .unexpected:
+                familyFailures[family] = nil
+                families.set(family, .portal)
+            case .failed(let sentence, _):
+                let count = (familyFailures[family]?.count ?? 0) + (stall == nil ? 1 : 2)
+                familyFailures[family] = (count, sentence)
+                if count >= failures { families.set(family, .limited) }
+            }
+        }
+        observation.families = families
+        if observation.state == .online {
+            let broken = families.entries.filter { $0.state != .online }
+            if let first = broken.first, let why = familyFailures[first.family]?.sentence {
+                let names = broken.map { $0.family == "ipv4" ? "IPv4" : "IPv6" }.joined(separator: " and ")
+                observation.reason = "\(names) broken: \(why); \(observation.reason)"
+            }
+        }
+        return observation
+    }
+
+    private var familyPath: UInt64?
+
     /// Whether the last outcome was the expected reply (for scheduling).
     static func isOnline(_ outcome: ProbeOutcome) -> Bool {
         if case .pong = outcome { return true }

@@ -152,3 +152,27 @@ import Testing
         #expect(r.stdout.hasSuffix("offline: no default route\n"), "\(r.stdout)")
     }
 }
+
+/// IPv4 and IPv6 probed apart by the real daemon.
+@Suite(.serialized) struct FamilyVerdictTests {
+    @Test func ipv6BlackholedIPv4FineIsOnlineWithIPv6LimitedAndNoAlert() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.enableIPv6(blackholed: true)
+        try d.startDNS(ipv6: true)
+        try d.lab.startServer(.ok)
+        let fixture = try ProbeTests().startDaemon(d.lab, config: ProbeTests.config(url: d.checkURLByName))
+        let marked = await Harness.waitUntil(timeout: .seconds(20), "families.ipv6 limited (now: \(fixture.stateJSON() ?? [:]))") {
+            (fixture.stateJSON()?["families"] as? [String: String]) == ["ipv4": "online", "ipv6": "limited"]
+        }
+        #expect(marked)
+        let status = try fixture.statusJSON()
+        #expect(status["state"] as? String == "online")
+        #expect(status["diagnosis"] as? String == "")
+        let reason = status["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("IPv6 broken: TCP connect to \(DiagnosisLab.checkHost):8080 timed out after 1s; probe answered in "), "\(reason)")
+        // Never an outage: the only published transition is the start-up online.
+        #expect(fixture.loggedStates() == ["online"])
+        #expect(await fixture.stop() == 0)
+    }
+}

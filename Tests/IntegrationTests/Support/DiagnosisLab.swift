@@ -26,13 +26,13 @@ final class DiagnosisLab: @unchecked Sendable {
     var checkURLByName: String { "http://\(Self.checkHost):8080/check_network_status.txt" }
 
     /// dnsmasq on the host end, port 53, answering only for the check host.
-    func startDNS() throws {
+    func startDNS(ipv6: Bool = false) throws {
         let pidFile = lab.workDir.appendingPathComponent("dnsmasq.pid").path
         dns = try Spawned([
             "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
             "--bind-interfaces", "--listen-address=\(lab.hostAddress)", "--port=53", "--pid-file=\(pidFile)",
             "--address=/\(Self.checkHost)/\(lab.hostAddress)", "--log-facility=-",
-        ])
+        ] + (ipv6 ? ["--address=/\(Self.checkHost)/\(hostAddress6)"] : []))
         // Ready once it answers: a bounded poll of a real query from the namespace.
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
@@ -75,7 +75,7 @@ final class DiagnosisLab: @unchecked Sendable {
         try addDropTable(family: "inet", rule: ["iifname", lab.hostInterface, "tcp", "dport", "8080", "drop"])
     }
 
-    private func addDropTable(family: String, rule: [String]) throws {
+    fileprivate func addDropTable(family: String, rule: [String]) throws {
         let name = "\(lab.table)_\(family)\(tables.count)"
         try ProbeLab.sh(["nft", "add", "table", family, name])
         tables.append((family, name))
@@ -102,6 +102,29 @@ extension DiagnosisLab {
             let words = line.split(separator: " ")
             let layer = words.count > 2 && words[1] == "default" ? "default route" : String(words.count > 1 ? words[1] : "")
             return "\(words.first ?? "") \(layer)"
+        }
+    }
+}
+
+extension DiagnosisLab {
+    /// The namespace's IPv6 address and the host end's, in a prefix tagged like the lab.
+    var hostAddress6: String { "fd00:\(prefixGroup)::1" }
+    var namespaceAddress6: String { "fd00:\(prefixGroup)::2" }
+    /// One hex group from the lab's random tag.
+    private var prefixGroup: String {
+        String((UInt32(lab.table.split(separator: "_").last ?? "", radix: 16) ?? 1) & 0xFFFF, radix: 16)
+    }
+
+    /// Gives the lab IPv6 with a default route via the host end, and the check
+    /// host an AAAA record; with `blackholed`, IPv6 from the namespace is
+    /// dropped on the host end, all but neighbour discovery: the router
+    /// answers, the IPv6 internet behind it does not (IPv4 untouched).
+    func enableIPv6(blackholed: Bool) throws {
+        try ProbeLab.sh(["ip", "addr", "add", "\(hostAddress6)/64", "dev", lab.hostInterface, "nodad"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "addr", "add", "\(namespaceAddress6)/64", "dev", lab.namespaceInterface, "nodad"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "-6", "route", "add", "default", "via", hostAddress6])
+        if blackholed {
+            try addDropTable(family: "ip6", rule: ["iifname", lab.hostInterface, "meta", "l4proto", "!=", "ipv6-icmp", "drop"])
         }
     }
 }
