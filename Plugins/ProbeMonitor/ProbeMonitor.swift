@@ -33,7 +33,10 @@ import Synchronization
 /// - `stall` (duration, default `"3s"`): packets out, none in, for this long → probe now.
 /// - `interface` (string, default `""`): bind probes to this interface (and watch
 ///   its counters); empty: the interface of the default route.
-/// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the probe.
+/// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the
+///   probe. `any` probes each family that has a default route side by side
+///   (one probe in flight per family): either answering is `online`, and a
+///   family that fails meanwhile is named in the reason and in `families`.
 public struct ProbeMonitor: Monitor {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
