@@ -113,6 +113,12 @@ final class CurlEasy {
                 lifeline_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
                 // No SIGALRM for DNS timeouts: the daemon is multi-threaded.
                 lifeline_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
+                // A lookup still running at the timeout is left to finish on its
+                // own thread. Otherwise libcurl waits for it when the transfer
+                // ends, and glibc asks a silent resolver for 10 s (two tries of
+                // 5 s) whatever our timeout: a DNS outage would take four times
+                // as long to show, and hold up the next probe.
+                lifeline_curl_set_long(handle, CURLOPT_QUICK_EXIT, 1),
                 lifeline_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs),
                 lifeline_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMs),
                 lifeline_curl_set_long(handle, CURLOPT_IPRESOLVE, request.family.curlValue),

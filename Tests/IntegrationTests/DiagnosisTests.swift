@@ -43,10 +43,14 @@ import Testing
         try d.startDNS()
         let fixture = try await startOnline(d, url: d.checkURLByName)
         try d.silenceDNS()
-        // A silent resolver holds each probe for glibc's own timeout (5 s, two
-        // tries) whatever the probe's timeout, so two failures take about 20 s.
+        let start = ContinuousClock.now
         let reason = await waitForDiagnosis(fixture, "limited", "dns", timeout: .seconds(40))
         #expect(reason == "The router answers but DNS (\(d.lab.hostAddress)) does not")
+        // The probe's timeout holds for DNS too, though glibc keeps asking a
+        // silent resolver for 10 s: timeout × failures, the interval, the first
+        // ramp step, the debounce, and a second of slack.
+        let bound = Duration.seconds(1 * 2 + 2 + 1) + .milliseconds(200) + .seconds(1)
+        #expect(ContinuousClock.now - start <= bound, "limited after \(ContinuousClock.now - start), bound \(bound)")
         // Only DNS is broken: the check server still takes connections by address.
         #expect(d.tcpConnects(to: d.lab.hostAddress, port: 8080))
         #expect(!d.resolvesInNamespace())
