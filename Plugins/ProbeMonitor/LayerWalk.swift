@@ -86,9 +86,14 @@ public enum LayerWalk {
                   let flags = UInt32(f[8], radix: 16), flags & 0x1 != 0, flags & 0x200 == 0,
                   let metric = UInt32(f[5], radix: 16) else { continue }
             let hex = Array(f[4])
-            var groups: [String] = []
-            for g in 0..<8 { groups.append(String(UInt16(String(hex[g * 4..<g * 4 + 4]), radix: 16) ?? 0, radix: 16)) }
-            if best.map({ metric < $0.metric }) ?? true { best = (metric, String(f[9]), groups.joined(separator: ":")) }
+            guard hex.count == 32 else { continue }
+            var bytes = in6_addr()
+            withUnsafeMutableBytes(of: &bytes) { b in
+                for i in 0..<16 { b[i] = UInt8(String(hex[i * 2..<i * 2 + 2]), radix: 16) ?? 0 }
+            }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { continue }
+            if best.map({ metric < $0.metric }) ?? true { best = (metric, String(f[9]), String(cString: text)) }
         }
         return best.map { ($0.device, $0.gateway) }
     }

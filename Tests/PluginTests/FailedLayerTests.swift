@@ -94,4 +94,18 @@ struct FailedLayerTests {
         #expect(HostFiles.firstNameserver("# generated\nsearch lan\nnameserver 192.168.1.1\nnameserver 8.8.8.8\n") == "192.168.1.1")
         #expect(HostFiles.firstNameserver("options edns0\n") == nil)
     }
+
+    @Test func ipv6DefaultRouteComesFromTheKernelTable() {
+        let zero = String(repeating: "0", count: 32)
+        let table = """
+            \(zero) 00 \(zero) 00 \(zero) ffffffff 00000001 00000000 00200200       lo
+            fd000000000000000000000000000000 40 \(zero) 00 \(zero) 00000100 00000001 00000000 00000001     eth0
+            \(zero) 00 \(zero) 00 fe800000000000000000000000000001 00000400 00000001 00000000 00000003     eth0
+            \(zero) 00 \(zero) 00 fd770000000000000000000000000001 00000100 00000001 00000000 00000003    wlan0
+            """
+        // The lowest metric wins; lo's unreachable default (a reject route) never does.
+        #expect(LayerWalk.ipv6DefaultRoute(table)! == ("wlan0", "fd77::1"))
+        #expect(LayerWalk.ipv6DefaultRoute(table.split(separator: "\n").prefix(3).joined(separator: "\n"))! == ("eth0", "fe80::1"))
+        #expect(LayerWalk.ipv6DefaultRoute(String(table.split(separator: "\n")[0])) == nil)
+    }
 }
