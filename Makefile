@@ -7,7 +7,7 @@ BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-openssl-dev li
 # Real components the integration tests drive.
 TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin libglib2.0-bin coreutils nftables \
                 dunst xvfb imagemagick x11-utils tmux xfce4-notifyd notification-daemon libpango-1.0-0 xdotool \
-                mount passwd util-linux strace
+                mount passwd util-linux strace dnsmasq-base
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine
 
 .PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean
