@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import Synchronization
 
 /// `lifeline diagnose`: every layer checked now, in order, for each address
 /// family that has a default route (link, carrier, address, route, gateway,
@@ -171,9 +172,10 @@ private struct FamilyWalk {
                 return .ok("\(target.host) needs no lookup")
             }
             let resolver = host.pathFacts(interface: interface).resolver.map { "DNS (\($0))" } ?? "DNS"
-            guard let found = Self.resolve(target.host, ipv6: v6) else {
-                return .fail("The router answers but \(resolver) does not resolve \(target.host)")
+            guard let answer = Self.resolve(target.host, ipv6: v6, timeout: timeout) else {
+                return .fail("The router answers but \(resolver) does not")
             }
+            guard let found = answer else { return .fail("\(resolver) could not resolve \(target.host)") }
             address = found
             return .ok("\(target.host) is \(found) (\(resolver))")
         }
@@ -282,6 +284,23 @@ private struct FamilyWalk {
             usleep(20_000)
         } while ContinuousClock.now < deadline
         return false
+    }
+
+    /// `getaddrinfo` on a thread of its own, waited for at most `timeout`:
+    /// glibc asks a silent resolver for 10 s (two tries of 5 s) whatever we
+    /// want. Nil when no answer came in time; `.some(nil)` when the answer was
+    /// "no such name". A lookup still running is left to end on its thread.
+    static func resolve(_ name: String, ipv6: Bool, timeout: Duration) -> String?? {
+        let answer = Mutex<String??>(nil)
+        let thread = SerialThread(name: "lifeline-dns")
+        defer { thread.stop() }
+        _ = thread.perform { let found = resolve(name, ipv6: ipv6); answer.withLock { $0 = .some(found) } }
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            if let done = answer.withLock({ $0 }) { return done }
+            usleep(5_000)
+        } while ContinuousClock.now < deadline
+        return answer.withLock { $0 }
     }
 
     static func resolve(_ name: String, ipv6: Bool) -> String? {
