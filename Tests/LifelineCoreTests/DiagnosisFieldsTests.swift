@@ -47,4 +47,36 @@ struct DiagnosisFieldsTests {
             #expect(StateRecord.parseEvent(Array(line.utf8)) == nil, "\(line)")
         }
     }
+
+    @Test func theDecisionCarriesTheDecidingMonitorsDiagnosis() {
+        var link = Observation(role: .link, state: .online, interface: "wlan0", kind: .wifi, reason: "default route via wlan0")
+        var probe = Observation(role: .reachability, state: .limited, interface: "wlan0",
+                                reason: "The router answers but DNS (192.168.1.1) does not")
+        probe.diagnosis = .dns
+        probe.families = FamilyStates(ipv4: .limited)
+        let limited = Decision.decide([Decision.Input(link, stamp: 1), Decision.Input(probe, stamp: 2)])
+        #expect(limited?.diagnosis == .dns && limited?.families == FamilyStates(ipv4: .limited))
+        // No route beats the probe, and so does the link's layer; no family has a route.
+        link = Observation(role: .link, state: .offline, reason: "carrier lost on wlan0")
+        link.diagnosis = .carrier
+        let offline = Decision.decide([Decision.Input(link, stamp: 3), Decision.Input(probe, stamp: 2)])
+        #expect(offline?.state == .offline && offline?.diagnosis == .carrier && offline?.families == FamilyStates())
+    }
+
+    @Test func aChangedDiagnosisReachesSinksWithoutATransition() async {
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let sink = bus.attachSink(policy: .latest)
+        let probe = bus.makeMonitorHandle(name: "probe")
+        var o = Observation(role: .reachability, state: .limited, interface: "eth0", reason: "TCP connect to 10.0.0.1:80 was refused")
+        o.diagnosis = .tcp
+        probe.publish(o)
+        #expect(bus.current.diagnosis == .tcp)
+        o.diagnosis = .gateway
+        o.reason = "eth0 is connected but the router 10.0.0.1 does not answer"
+        probe.publish(o)
+        #expect(bus.current.diagnosis == .gateway && bus.current.reason == o.reason)
+        #expect(bus.current.sequence == 1, "an attribute change, not a second transition")
+        bus.detachSink(sink)
+        bus.shutdown()
+    }
 }
