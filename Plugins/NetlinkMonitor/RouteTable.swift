@@ -112,7 +112,9 @@ struct RouteTable: Sendable {
         if !wasUp, isUp { revive(m.index) }
         let watched = LL_IFF_UP | LL_IFF_RUNNING | LL_IFF_LOOPBACK
         let changed = old == nil || old!.name != link.name || (old!.flags ^ link.flags) & watched != 0
-        return changed && (used || usesInterface(m.index))
+        // While offline, an interface coming up or getting its carrier changes
+        // which layer is missing, even with no route through it yet.
+        return changed && (used || usesInterface(m.index) || primary() == nil)
     }
 
     private mutating func deleteLink(_ index: Int32) -> Bool {

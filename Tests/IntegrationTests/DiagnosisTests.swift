@@ -184,3 +184,34 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 }
+
+/// The link layers as the netlink monitor names them, in a private namespace pair.
+@Suite(.serialized) struct LinkLayerDiagnosisTests {
+    func waitForStateFile(_ d: DaemonFixture, _ state: String, _ diagnosis: String, _ reason: String) async {
+        let ok = await Harness.waitUntil(timeout: .seconds(10), "\(state)/\(diagnosis) (now: \(d.stateJSON() ?? [:]))") {
+            let s = d.stateJSON()
+            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis
+        }
+        if ok { #expect(d.stateJSON()?["reason"] as? String == reason) }
+    }
+
+    @Test func carrierLinkAndRouteAreToldApartAndFollowedWhileOffline() async throws {
+        guard Harness.available(.rootAnd(["ip"])) else { return }
+        let net = try NetnsPair()
+        let d = try net.daemon()
+        await waitForStateFile(d, "online", "", "default route via v0")
+        // The far end goes down: v0 keeps its route but loses the carrier.
+        try net.upstream("link set v1 down")
+        await waitForStateFile(d, "offline", "carrier", "carrier lost on v0")
+        try net.upstream("link set v1 up")
+        await waitForStateFile(d, "online", "", "default route via v0")
+        try net.client("link set v0 down")
+        await waitForStateFile(d, "offline", "link", "v0 is down")
+        // Up again, the kernel does not restore the IPv4 route: still offline,
+        // but now for want of a route, and the state says so.
+        try net.client("link set v0 up")
+        await waitForStateFile(d, "offline", "route", "no default route")
+        #expect(d.loggedStates() == ["online", "offline", "online", "offline"])
+        #expect(await d.stop() == 0)
+    }
+}
