@@ -29,7 +29,11 @@ public enum LayerWalk {
     /// The layers in the order they are walked.
     public static let layers: [Diagnosis] = [.link, .carrier, .address, .route, .gateway, .dns, .tcp, .http]
 
-    public static func run(url: String, timeout: Duration, files: String = "") -> Report {
+    /// `probe`: the expected reply (status, body, header) is judged as the
+    /// probe judges it; `url` and `timeout` are given apart, as the CLI may override them.
+    public static func run(url: String, timeout: Duration, probe: ProbeMonitor.Config = .defaults, files: String = "") -> Report {
+        let expectation = ProbeExpectation(url: url, status: probe.expectStatus, bodyPrefix: probe.expectBodyPrefix,
+                                           header: probe.expectHeader, timeout: timeout)
         let host = HostFiles(sys: files + "/sys", proc: files + "/proc", resolvConf: files + "/etc/resolv.conf")
         var steps: [Step] = []
         var families = FamilyStates()
@@ -48,7 +52,7 @@ public enum LayerWalk {
         if target.isAddress { routes.removeAll { $0.0 == (target.host.contains(":") ? "ipv4" : "ipv6") } }
         let anyRoute = routes.contains { $0.1 != nil }
         for (family, route) in routes where route != nil || (!anyRoute && family == routes.first?.0) {
-            var walk = FamilyWalk(family: family, host: host, url: url, timeout: timeout, device: route?.device, gateway: route?.gateway)
+            var walk = FamilyWalk(family: family, host: host, expectation: expectation, device: route?.device, gateway: route?.gateway)
             walk.run()
             steps += walk.steps
             let failed = walk.steps.first { $0.mark == .fail }
@@ -104,8 +108,7 @@ public enum LayerWalk {
 private struct FamilyWalk {
     let family: String
     let host: HostFiles
-    let url: String
-    let timeout: Duration
+    let expectation: ProbeExpectation
     let device: String?
     let gateway: String?
     var steps: [LayerWalk.Step] = []
@@ -115,11 +118,10 @@ private struct FamilyWalk {
     var blamed: Diagnosis?
     private var failed = false
 
-    init(family: String, host: HostFiles, url: String, timeout: Duration, device: String?, gateway: String?) {
+    init(family: String, host: HostFiles, expectation: ProbeExpectation, device: String?, gateway: String?) {
         self.family = family
         self.host = host
-        self.url = url
-        self.timeout = timeout
+        self.expectation = expectation
         self.device = device
         self.gateway = gateway
     }
@@ -145,7 +147,8 @@ private struct FamilyWalk {
         let flags = Self.flags(sys: host.sys, interface)
         let v6 = isIPv6
         // The checks below read these while `check` appends to `steps`.
-        let host = self.host, gateway = self.gateway, timeout = self.timeout, url = self.url
+        let host = self.host, gateway = self.gateway, expectation = self.expectation
+        let timeout = expectation.timeout, url = expectation.url
         check(.link) {
             .judged(flags.map { $0 & 0x1 != 0 } == true, "\(name) is up", interface.isEmpty ? "no network interface" : "\(name) is down")
         }
@@ -189,8 +192,6 @@ private struct FamilyWalk {
             }
         }
         check(.http) {
-            let expectation = ProbeExpectation(url: url, status: nil, bodyPrefix: ProbeMonitor.Config.defaults.expectBodyPrefix,
-                                               header: "", timeout: timeout)
             let request = HTTPRequest(url: url, timeout: timeout, interface: "", family: v6 ? .ipv6 : .ipv4)
             let result: Result<HTTPReply, CurlError>
             do { result = try CurlEasy().perform(request, cancelled: CancelFlag()) } catch {

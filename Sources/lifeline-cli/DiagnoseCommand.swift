@@ -33,7 +33,7 @@ struct DiagnoseCommand: ParsableCommand {
             printError("--timeout: \(error)")
             throw ExitCode.validationFailure
         }
-        let report = LayerWalk.run(url: url ?? probe.url, timeout: wait)
+        let report = LayerWalk.run(url: url ?? probe.url, timeout: wait, probe: probe)
         print(json ? Self.json(report) : Self.checklist(report, marks: Marks.forLocale()), terminator: "")
         throw ExitCode(report.state == .online ? 0 : 1)
     }

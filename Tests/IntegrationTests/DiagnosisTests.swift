@@ -107,6 +107,20 @@ import Testing
         #expect(r.stdout.hasSuffix("online: every layer answers\n"), "\(r.stdout)")
     }
 
+    @Test func theConfiguredExpectationJudgesTheReply() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.lab.startServer(.ok)
+        let r = try d.diagnose(url: d.lab.checkURL, config: """
+            [[monitor]]
+            kind = "probe"
+            expect_body_prefix = "Lifeline check ok"
+            """)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "HTTP"), "\(r.stdout)")
+        #expect(r.stdout.contains("expected 'Lifeline check ok'"), "\(r.stdout)")
+    }
+
     @Test func silentRouterFailsAtTheGateway() throws {
         guard Harness.available(DiagnosisLab.requirement) else { return }
         let d = try DiagnosisLab()

@@ -87,9 +87,10 @@ final class DiagnosisLab: @unchecked Sendable {
 extension DiagnosisLab {
     /// `lifeline diagnose` run in the namespace as a user would, in a UTF-8
     /// locale, with an empty config folder (the probe's defaults, `url` given).
-    func diagnose(url: String, json: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
+    func diagnose(url: String, json: Bool = false, config toml: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
         let config = lab.workDir.appendingPathComponent("diagnose-config").path
-        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: config + "/lifeline", withIntermediateDirectories: true)
+        if let toml { try toml.write(toFile: config + "/lifeline/config.toml", atomically: true, encoding: .utf8) }
         let env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LC_ALL": "C.UTF-8",
                    "XDG_CONFIG_HOME": config, "HOME": lab.workDir.path]
         return try Harness.run(["ip", "netns", "exec", lab.namespace, Harness.binary, "diagnose", "--url", url, "--timeout", "1s"]
