@@ -78,6 +78,7 @@ let package = Package(
             name: "lifeline-cli",
             dependencies: [
                 "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus",
+                "ProbeMonitor",  // `diagnose` walks the probe's layers itself
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -44,6 +44,9 @@ final class NetlinkLoop: @unchecked Sendable {
         var state: ConnectivityState
         var interface: String
         var kind: InterfaceKind
+        /// While offline, the layer missing: a cable plugged in without an
+        /// address yet is news (carrier → address).
+        var diagnosis: Diagnosis
     }
 
     init(settings: Settings, logger: Logger) throws(NetlinkSocket.Failure) {
@@ -221,16 +224,19 @@ final class NetlinkLoop: @unchecked Sendable {
 
     /// Decides and emits when the verdict changed; asks for a check when `check`.
     private func evaluate(check: Bool, emit: (Event) -> Void) {
-        let observation: Observation
+        var observation: Observation
         if let p = table.primary(deprioritised: settings.deprioritised.matches) {
             observation = Observation(role: .link, state: .online, interface: p.name, kind: kind(p),
                                       reason: "default route via \(p.name)")
             lastPrimary = p
         } else {
-            observation = Observation(role: .link, state: .offline, reason: table.offlineReason(previous: lastPrimary))
+            let (layer, reason) = table.offline(previous: lastPrimary, deprioritised: settings.deprioritised.matches)
+            observation = Observation(role: .link, state: .offline, reason: reason)
+            observation.diagnosis = layer
             lastPrimary = nil
         }
-        let key = VerdictKey(state: observation.state, interface: observation.interface, kind: observation.kind)
+        let key = VerdictKey(state: observation.state, interface: observation.interface, kind: observation.kind,
+                             diagnosis: observation.diagnosis)
         if key != publishedKey {
             publishedKey = key
             logger.debug("netlink: \(observation.state.rawValue) (\(observation.reason))")

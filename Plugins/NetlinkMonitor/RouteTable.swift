@@ -1,4 +1,5 @@
 import CNetlink
+import LifelineCore
 
 /// What the kernel's link, address and route tables say about one question:
 /// is there a usable default route, and through which interface?
@@ -111,7 +112,9 @@ struct RouteTable: Sendable {
         if !wasUp, isUp { revive(m.index) }
         let watched = LL_IFF_UP | LL_IFF_RUNNING | LL_IFF_LOOPBACK
         let changed = old == nil || old!.name != link.name || (old!.flags ^ link.flags) & watched != 0
-        return changed && (used || usesInterface(m.index))
+        // While offline, an interface coming up or getting its carrier changes
+        // which layer is missing, even with no route through it yet.
+        return changed && (used || usesInterface(m.index) || primary() == nil)
     }
 
     private mutating func deleteLink(_ index: Int32) -> Bool {
@@ -273,6 +276,49 @@ struct RouteTable: Sendable {
             }
         }
         return best?.primary
+    }
+
+    /// Why there is no usable default route, given the interface that carried
+    /// it before (if any): the lowest layer missing, and one sentence.
+    func offline(previous: Primary?, deprioritised: (String) -> Bool = { _ in false }) -> (layer: Diagnosis, reason: String) {
+        let reason = offlineReason(previous: previous)
+        if let p = previous {
+            guard let link = links[p.index] else { return (.link, reason) }
+            if let layer = Self.layer(of: link) { return (layer, reason) }
+            if p.family == 2, addressFlush[p.index] != nil { return (.address, reason) }
+            return (.route, reason)
+        }
+        for route in routes {
+            if route.type != LL_RTN_UNICAST { return (.route, reason) }
+            for hop in route.nextHops {
+                if let link = links[hop.index], let layer = Self.layer(of: link) { return (layer, reason) }
+            }
+        }
+        guard routes.isEmpty else { return (.route, reason) }
+        // No default route at all: say how far the interfaces that could carry
+        // one got (docker and the like are no candidates while others exist).
+        let all = links.values.filter { $0.flags & LL_IFF_LOOPBACK == 0 }.sorted { $0.index < $1.index }
+        let preferred = all.filter { !deprioritised($0.name) }
+        let candidates = preferred.isEmpty ? all : preferred
+        let up = candidates.filter { $0.flags & LL_IFF_UP != 0 }
+        guard let firstUp = up.first else { return (.link, "no network interface is up") }
+        let running = up.filter(\.isUsable)
+        guard let firstRunning = running.first else { return (.carrier, "\(firstUp.name) has no carrier") }
+        guard running.contains(where: hasRoutableAddress) else { return (.address, "\(firstRunning.name) has no address") }
+        return (.route, reason)
+    }
+
+    /// An address other than IPv6 link-local (fe80::/10), which reaches no router on its own.
+    private func hasRoutableAddress(_ link: Link) -> Bool {
+        (addresses[link.index] ?? []).contains { a in
+            a.family == 2 || (a.family == 10 && !(a.bytes.count == 16 && a.bytes[0] == 0xFE && a.bytes[1] & 0xC0 == 0x80))
+        }
+    }
+
+    private static func layer(of link: Link) -> Diagnosis? {
+        if link.flags & LL_IFF_LOOPBACK != 0 || link.flags & LL_IFF_UP == 0 { return .link }
+        if link.flags & LL_IFF_RUNNING == 0 { return .carrier }
+        return nil
     }
 
     /// One sentence for why there is no usable default route, given the

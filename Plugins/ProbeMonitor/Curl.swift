@@ -33,6 +33,19 @@ struct HTTPReply: Sendable, Equatable {
 struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
     enum Kind: Sendable, Equatable {
         case timeout, refused, dns, cancelled, other
+        /// The connect failed with "no route to host" or "network unreachable":
+        /// often the router not answering ARP or neighbour discovery.
+        case unreachable
+        /// The TLS handshake failed (certificate, protocol).
+        case tls
+        /// Connected, but the server closed or garbled its reply.
+        case noReply
+    }
+
+    /// How far a transfer got before it failed, in the order it goes.
+    enum Stage: Int, Sendable, Comparable {
+        case resolving, connecting, handshaking, exchanging
+        static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
     }
 
     var url: String
@@ -40,6 +53,7 @@ struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
     var kind: Kind
     /// curl's own words ("Failed to connect to 10.0.0.1 port 80 after 0 ms: Couldn't connect to server").
     var message: String
+    var stage: Stage = .resolving
 
     var description: String { "\(url): \(message) (curl error \(code))" }
 }
@@ -99,6 +113,12 @@ final class CurlEasy {
                 lifeline_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
                 // No SIGALRM for DNS timeouts: the daemon is multi-threaded.
                 lifeline_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
+                // A lookup still running at the timeout is left to finish on its
+                // own thread. Otherwise libcurl waits for it when the transfer
+                // ends, and glibc asks a silent resolver for 10 s (two tries of
+                // 5 s) whatever our timeout: a DNS outage would take four times
+                // as long to show, and hold up the next probe.
+                lifeline_curl_set_long(handle, CURLOPT_QUICK_EXIT, 1),
                 lifeline_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs),
                 lifeline_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMs),
                 lifeline_curl_set_long(handle, CURLOPT_IPRESOLVE, request.family.curlValue),
@@ -128,7 +148,8 @@ final class CurlEasy {
 
         if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && sink.truncated) {
             let text = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-            return .failure(CurlError(url: request.url, code: Int(code.rawValue), kind: Self.kind(of: code, cancelled: sink.wasCancelled), message: text))
+            return .failure(CurlError(url: request.url, code: Int(code.rawValue), kind: kind(of: code, cancelled: sink.wasCancelled),
+                                      message: text, stage: stage(https: request.url.lowercased().hasPrefix("https:"))))
         }
         var status = 0
         _ = lifeline_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
@@ -142,14 +163,36 @@ final class CurlEasy {
         ))
     }
 
-    private static func kind(of code: CURLcode, cancelled: Bool) -> CurlError.Kind {
+    private func kind(of code: CURLcode, cancelled: Bool) -> CurlError.Kind {
         if cancelled { return .cancelled }
         switch code {
         case CURLE_OPERATION_TIMEDOUT: return .timeout
-        case CURLE_COULDNT_CONNECT: return .refused
+        case CURLE_COULDNT_CONNECT:
+            var osError = 0
+            _ = lifeline_curl_get_long(handle, CURLINFO_OS_ERRNO, &osError)
+            return osError == Int(EHOSTUNREACH) || osError == Int(ENETUNREACH) ? .unreachable : .refused
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .dns
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            return .tls
+        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2,
+             CURLE_HTTP2_STREAM, CURLE_PARTIAL_FILE:
+            return .noReply
         default: return .other
         }
+    }
+
+    /// How far the failed transfer got: libcurl leaves a phase's time at zero
+    /// until that phase is done (name lookup, TCP connect, TLS handshake).
+    private func stage(https: Bool) -> CurlError.Stage {
+        var resolved: curl_off_t = 0, connected: curl_off_t = 0, secured: curl_off_t = 0
+        _ = lifeline_curl_get_off(handle, CURLINFO_NAMELOOKUP_TIME_T, &resolved)
+        _ = lifeline_curl_get_off(handle, CURLINFO_CONNECT_TIME_T, &connected)
+        _ = lifeline_curl_get_off(handle, CURLINFO_APPCONNECT_TIME_T, &secured)
+        if resolved == 0 { return .resolving }
+        if connected == 0 { return .connecting }
+        if https, secured == 0 { return .handshaking }
+        return .exchanging
     }
 }
 
@@ -234,8 +277,11 @@ private func curlProgress(_ user: UnsafeMutableRawPointer?, _: curl_off_t, _: cu
 /// and stops at libcurl's next progress callback.
 enum HTTPProber {
     private static let thread = SerialThread(name: "lifeline-probe")
+    /// IPv6 has its own, so the two families are probed side by side, one probe each at most.
+    private static let thread6 = SerialThread(name: "lifeline-probe6")
 
     static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
+        let thread = request.family == .ipv6 ? thread6 : thread
         let cancelled = CancelFlag()
         do {
             return try await withTaskCancellationHandler {

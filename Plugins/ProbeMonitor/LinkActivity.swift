@@ -2,7 +2,16 @@ import LifelineCore
 
 /// The kernel files the probe reads (packet counters), under roots tests can replace.
 struct HostFiles: Sendable {
+    init(sys: String = "/sys", proc: String = "/proc", resolvConf: String = "/etc/resolv.conf") {
+        self.sys = sys
+        self.proc = proc
+        self.resolvConf = resolvConf
+    }
+
     var sys = "/sys"
+    /// The routing and neighbour tables of this network namespace (`PathFacts`).
+    var proc = "/proc"
+    var resolvConf = "/etc/resolv.conf"
 
     func counters(of interface: String) -> PacketCounters? {
         guard

@@ -4,10 +4,12 @@ import LifelineCore
 enum ProbeOutcome: Sendable, Equatable {
     /// The expected reply.
     case pong(rttMs: Double)
-    /// Something answered, but not as expected: a captive portal or a proxy login.
-    case unexpected(String)
-    /// Nothing usable answered: timeout, refused, DNS failure, reset.
-    case failed(String)
+    /// Something answered, but not as expected: a captive portal or a proxy login
+    /// (`portal`), or a server error (`http`).
+    case unexpected(String, layer: Diagnosis = .portal)
+    /// Nothing usable answered: timeout, refused, DNS failure, reset; `layer`
+    /// is the one that failed first.
+    case failed(String, layer: Diagnosis = .none)
 }
 
 /// The expected reply (the probe's config) and how a reply is judged against it.
@@ -33,23 +35,25 @@ struct ProbeExpectation: Sendable, Equatable {
         return bodyPrefix.isEmpty && header.isEmpty ? code == 204 : (200...299).contains(code)
     }
 
-    func judge(_ result: Result<HTTPReply, CurlError>) -> ProbeOutcome {
+    /// `facts`: what is known of the path, to name the layer of a failure.
+    func judge(_ result: Result<HTTPReply, CurlError>, facts: PathFacts = PathFacts()) -> ProbeOutcome {
         switch result {
         case .failure(let error):
-            return .failed(failureReason(error))
+            let (layer, sentence) = FailedLayer.explain(error, timeout: timeout, facts: facts)
+            return .failed(sentence, layer: layer)
         case .success(let reply):
-            if let mismatch = mismatch(reply) { return .unexpected(mismatch) }
+            if let mismatch = mismatch(reply) { return .unexpected(mismatch, layer: Self.layer(ofUnexpected: reply)) }
             return .pong(rttMs: reply.rttMs)
         }
     }
 
-    private func failureReason(_ error: CurlError) -> String {
-        switch error.kind {
-        case .timeout: "probe to \(url) timed out after \(DurationText.format(timeout))"
-        case .refused: "probe to \(url) failed: \(Self.clean(error.message))"
-        case .dns: "probe to \(url) failed: \(Self.clean(error.message))"
-        case .cancelled: "probe to \(url) was cancelled"
-        case .other: "probe to \(url) failed: \(Self.clean(error.message))"
+    /// A redirect, a page where none was expected, or 511 is a portal standing
+    /// in for the internet; any other status (404, 500…) is the check server's
+    /// own trouble.
+    static func layer(ofUnexpected reply: HTTPReply) -> Diagnosis {
+        switch reply.status {
+        case 200...399, 511: .portal
+        default: .http
         }
     }
 
@@ -136,14 +140,16 @@ struct ProbeJudge: Sendable {
             let ms = rtt < 10 ? (rtt * 10).rounded() / 10 : rtt.rounded()
             observation = Observation(role: .reachability, state: .online, interface: interface,
                                       reason: "probe answered in \(Self.format(ms)) ms", rttMs: rtt)
-        case .unexpected(let reason):
+        case .unexpected(let reason, let layer):
             consecutiveFailures = 0
             observation = Observation(role: .reachability, state: .portal, interface: interface, reason: reason)
-        case .failed(let reason):
+                .diagnosed(layer)
+        case .failed(let reason, let layer):
             consecutiveFailures += stall == nil ? 1 : 2
             let why = stall.map { "\(reason) (\($0))" } ?? reason
             if consecutiveFailures >= failures {
                 observation = Observation(role: .reachability, state: .limited, interface: interface, reason: why)
+                    .diagnosed(layer)
             } else {
                 return lastPublished
                     ?? Observation(role: .reachability, state: .unknown, interface: interface, reason: why)
@@ -153,6 +159,54 @@ struct ProbeJudge: Sendable {
         return observation
     }
 
+    /// Per family ("ipv4", "ipv6"): failures in a row, and the last failure's sentence.
+    private var familyFailures: [String: (count: Int, sentence: String)] = [:]
+    private(set) var families = FamilyStates()
+
+    /// One probe per family, side by side (`"any"` when the families were not
+    /// told apart). The state is the best family's: any expected reply is
+    /// `online`, and a family that fails while another answers is named in the
+    /// reason and marked in `families` (after `failures` in a row, as a whole
+    /// verdict is), never an outage of its own.
+    mutating func record(families outcomes: [(family: String, outcome: ProbeOutcome)], interface: String, path: UInt64,
+                         afterStall stall: String?) -> Observation {
+        let best = outcomes.first { Self.isOnline($0.outcome) }
+            ?? outcomes.first { if case .unexpected = $0.outcome { true } else { false } }
+            ?? outcomes.first
+        guard let best else { return Observation(role: .reachability, state: .unknown, interface: interface) }
+        var observation = record(best.outcome, interface: interface, path: path, afterStall: stall)
+        if path != familyPath {
+            familyPath = path
+            familyFailures = [:]
+            families = FamilyStates()
+        }
+        for (family, outcome) in outcomes where family != "any" {
+            switch outcome {
+            case .pong:
+                familyFailures[family] = nil
+                families.set(family, .online)
+            case .unexpected:
+                familyFailures[family] = nil
+                families.set(family, .portal)
+            case .failed(let sentence, _):
+                let count = (familyFailures[family]?.count ?? 0) + (stall == nil ? 1 : 2)
+                familyFailures[family] = (count, sentence)
+                if count >= failures { families.set(family, .limited) }
+            }
+        }
+        observation.families = families
+        if observation.state == .online {
+            let broken = families.entries.filter { $0.state != .online }
+            if let first = broken.first, let why = familyFailures[first.family]?.sentence {
+                let names = broken.map { $0.family == "ipv4" ? "IPv4" : "IPv6" }.joined(separator: " and ")
+                observation.reason = "\(names) broken: \(why); \(observation.reason)"
+            }
+        }
+        return observation
+    }
+
+    private var familyPath: UInt64?
+
     /// Whether the last outcome was the expected reply (for scheduling).
     static func isOnline(_ outcome: ProbeOutcome) -> Bool {
         if case .pong = outcome { return true }
@@ -161,5 +215,13 @@ struct ProbeJudge: Sendable {
 
     private static func format(_ ms: Double) -> String {
         ms == ms.rounded() ? "\(Int(ms))" : "\(ms)"
+    }
+}
+
+extension Observation {
+    func diagnosed(_ layer: Diagnosis) -> Observation {
+        var o = self
+        o.diagnosis = layer
+        return o
     }
 }

@@ -33,7 +33,10 @@ import Synchronization
 /// - `stall` (duration, default `"3s"`): packets out, none in, for this long → probe now.
 /// - `interface` (string, default `""`): bind probes to this interface (and watch
 ///   its counters); empty: the interface of the default route.
-/// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the probe.
+/// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the
+///   probe. `any` probes each family that has a default route side by side
+///   (one probe in flight per family): either answering is `online`, and a
+///   family that fails meanwhile is named in the reason and in `families`.
 public struct ProbeMonitor: Monitor {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
@@ -160,22 +163,39 @@ public struct ProbeMonitor: Monitor {
             context.logger.debug("no default route: probe skipped")
             return nil
         }
-        let request = HTTPRequest(url: config.url, timeout: config.timeout.duration,
-                                  interface: config.interface, family: config.family)
-        let result = await fetch(request)
-        if Task.isCancelled { return nil }
-        if case .success(let reply) = result, reply.truncated {
-            context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
+        // Each family with a default route is probed on its own, side by side:
+        // IPv6 can be broken while IPv4 works.
+        let families: [Config.Family] = config.family == .any ? files.defaultRouteFamilies(interface: interface) : [config.family]
+        let outcomes = await withTaskGroup(of: (Config.Family, ProbeOutcome).self) { group in
+            for family in families.isEmpty ? [Config.Family.any] : families {
+                group.addTask { (family, await probe(family: family, interface: interface)) }
+            }
+            var all: [(Config.Family, ProbeOutcome)] = []
+            for await outcome in group { all.append(outcome) }
+            return all.sorted { $0.0 == .ipv4 && $1.0 != .ipv4 }
         }
-        let outcome = expectation.judge(result)
+        if Task.isCancelled { return nil }
         var stallNote: String?
         if case .stall(let note) = cause { stallNote = note }
         let observation = judge.state.withLock {
-            $0.record(outcome, interface: interface, path: path.generation, afterStall: stallNote)
+            $0.record(families: outcomes.map { ($0.0.rawValue, $0.1) }, interface: interface, path: path.generation, afterStall: stallNote)
         }
-        context.logger.debug("probe (\(cause)): \(outcome)")
+        context.logger.debug("probe (\(cause)): \(outcomes)")
         handle.publish(observation, measuredOn: path)
-        return ProbeJudge.isOnline(outcome)
+        return outcomes.contains { ProbeJudge.isOnline($0.1) }
+    }
+
+    /// One request over one family (`.any`: whichever the kernel picks), judged.
+    func probe(family: Config.Family, interface: String) async -> ProbeOutcome {
+        let request = HTTPRequest(url: config.url, timeout: config.timeout.duration,
+                                  interface: config.interface, family: family)
+        let result = await fetch(request)
+        if case .success(let reply) = result, reply.truncated {
+            context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
+        }
+        var facts = PathFacts(interface: interface)
+        if case .failure = result { facts = files.pathFacts(interface: interface) }
+        return expectation.judge(result, facts: facts)
     }
 
     /// Samples the primary interface's counters about once a second: a stall

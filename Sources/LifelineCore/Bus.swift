@@ -273,6 +273,8 @@ public final class Bus: BusControl, Sendable {
             s.current.rttMs = v.rttMs ?? -1
             s.current.metered = v.metered
             s.current.connection = v.connection
+            s.current.diagnosis = v.diagnosis
+            s.current.families = v.families
             post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: time.now())
@@ -283,6 +285,8 @@ public final class Bus: BusControl, Sendable {
                 sequence: s.current.sequence + 1,
                 connection: v.connection
             )
+            s.current.diagnosis = v.diagnosis
+            s.current.families = v.families
             trackOutage(&s)
             logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])
             post(Self.update(for: s, isTransition: true), to: s.mailboxes)

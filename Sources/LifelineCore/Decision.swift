@@ -118,6 +118,6 @@ public enum Decision {
             reason: o.reason,
             rttMs: o.rttMs,
             metered: metered ?? false
-        )
+        ).with(diagnosis: o.diagnosis, families: o.families)
     }
 }

@@ -22,6 +22,10 @@ public struct Observation: Sendable, Equatable {
     public var metered: Bool?
     /// The network connection's own name ("Home Wi-Fi"), "" when the monitor does not know.
     public var connection: String = ""
+    /// The layer that failed first; `.none` when online or not known.
+    public var diagnosis: Diagnosis = .none
+    /// Per-family states, from a monitor that measures each family on its own.
+    public var families = FamilyStates()
 
     public init(
         role: ObservationRole,

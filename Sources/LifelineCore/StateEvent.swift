@@ -15,6 +15,10 @@ public struct StateEvent: Sendable, Equatable, Codable {
     public var sequence: UInt64
     /// The network connection's name ("Home Wi-Fi"), "" when unknown.
     public var connection: String = ""
+    /// The layer that failed first; empty when online.
+    public var diagnosis: Diagnosis = .none
+    /// The state of each family that has a default route.
+    public var families = FamilyStates()
 
     public init(
         state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
@@ -40,6 +44,7 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case rttMs = "rtt_ms"
         case metered, sequence
         case connection
+        case diagnosis, families
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the

@@ -9,6 +9,8 @@ public struct Verdict: Sendable, Equatable {
     public var rttMs: Double?
     public var metered: Bool
     public var connection: String = ""
+    public var diagnosis: Diagnosis = .none
+    public var families = FamilyStates()
 
     public init(
         state: ConnectivityState, interface: String = "", kind: InterfaceKind = .none,
@@ -34,4 +36,12 @@ public struct Verdict: Sendable, Equatable {
     }
 
     public var key: Key { Key(state: state, interface: interface) }
+
+    /// The same verdict with the failed layer and the per-family states.
+    public func with(diagnosis: Diagnosis, families: FamilyStates) -> Verdict {
+        var v = self
+        v.diagnosis = diagnosis
+        v.families = families
+        return v
+    }
 }

@@ -17,6 +17,7 @@ public enum Lifeline1 {
     public static let propertySignatures: [(name: String, signature: String)] = [
         ("State", "s"), ("Previous", "s"), ("Since", "t"), ("Interface", "s"), ("Kind", "s"),
         ("Reason", "s"), ("RttMs", "d"), ("Metered", "b"), ("Sequence", "t"), ("MutedUntil", "t"),
+        ("Diagnosis", "s"),
     ]
 
     /// The property values for `e` and the mute (µs since the epoch, 0 when not
@@ -33,6 +34,7 @@ public enum Lifeline1 {
             ("Metered", .bool(e.metered)),
             ("Sequence", .uint64(e.sequence)),
             ("MutedUntil", .uint64(mutedUntil)),
+            ("Diagnosis", .string(e.diagnosis.rawValue)),
         ]
     }
 
@@ -49,7 +51,25 @@ public enum Lifeline1 {
             ("metered", .bool(e.metered)),
             ("sequence", .uint64(e.sequence)),
             ("connection", .string(e.connection)),
+            ("diagnosis", .string(e.diagnosis.rawValue)),
+            ("families", families(e.families)),
         ]
+    }
+
+    /// `a{ss}`: family name → state, only the families that have a default route.
+    public static func families(_ f: FamilyStates) -> BusValue {
+        .dictionary(key: "s", value: "s", f.entries.map { .init(.string($0.family), .string($0.state.rawValue)) })
+    }
+
+    /// The families an `a{ss}` names; unknown families and states are skipped.
+    static func families(from value: BusValue?) -> FamilyStates {
+        var families = FamilyStates()
+        guard case .dictionary("s", "s", let entries)? = value else { return families }
+        for e in entries {
+            guard let name = e.key.string, let state = e.value.string.flatMap(ConnectivityState.init(rawValue:)) else { continue }
+            families.set(name, state)
+        }
+        return families
     }
 
     /// `GetStatus()`: the event's details and `muted_until` (µs, 0 when not muted).
@@ -64,7 +84,7 @@ public enum Lifeline1 {
         var fields: [String: BusValue] = [:]
         for (k, v) in pairs { fields[k] = v }
         guard let state = fields["state"]?.string.flatMap(ConnectivityState.init(rawValue:)) else { return nil }
-        return StateEvent(
+        var event = StateEvent(
             state: state,
             previous: fields["previous"]?.string.flatMap(ConnectivityState.init(rawValue:)) ?? .unknown,
             since: Int64(clamping: fields["since"]?.uint64 ?? 0),
@@ -76,6 +96,9 @@ public enum Lifeline1 {
             sequence: fields["sequence"]?.uint64 ?? 0,
             connection: fields["connection"]?.string ?? ""
         )
+        event.diagnosis = fields["diagnosis"]?.string.flatMap(Diagnosis.init(rawValue:)) ?? .none
+        event.families = families(from: fields["families"])
+        return event
     }
 
     /// The interface, with handlers and getters supplied by the service.

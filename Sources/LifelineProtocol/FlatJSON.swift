@@ -1,5 +1,6 @@
 /// A reader for one JSON object whose members are strings, numbers, booleans or
-/// null (nested values are skipped, so a newer writer may add them). Small on
+/// null (nested values are passed on as their raw text, unread, so a newer
+/// writer may add them and a reader that wants one parses it again). Small on
 /// purpose: it is on the path of every `lifeline status`.
 public enum FlatJSON {
     public enum Value: Sendable, Equatable {
@@ -8,7 +9,8 @@ public enum FlatJSON {
         case number(String)
         case bool(Bool)
         case null
-        case nested
+        /// An object or array, as its text (brackets included).
+        case nested([UInt8])
 
         public var int64: Int64? {
             guard case .number(let text) = self else { return nil }
@@ -71,7 +73,9 @@ public enum FlatJSON {
             case UInt8(ascii: "t"): return literal("true") ? .bool(true) : nil
             case UInt8(ascii: "f"): return literal("false") ? .bool(false) : nil
             case UInt8(ascii: "n"): return literal("null") ? .null : nil
-            case UInt8(ascii: "{"), UInt8(ascii: "["): return skipNested() ? .nested : nil
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let start = i
+                return skipNested() ? .nested(Array(bytes[start..<i])) : nil
             default: return number()
             }
         }

@@ -30,6 +30,11 @@ public enum JSONText {
         return String(d)
     }
 
+    /// `{"ipv4":"online","ipv6":"limited"}`, only the families present.
+    public static func families(_ f: FamilyStates) -> String {
+        "{" + f.entries.map { quote($0.family) + ":" + quote($0.state.rawValue) }.joined(separator: ",") + "}"
+    }
+
     /// One object with every field of an event, in the documented order (the
     /// log, the state file and `status --json` all print this).
     public static func object(_ e: StateEvent, extra: [(String, String)] = []) -> String {
@@ -44,6 +49,8 @@ public enum JSONText {
             ("metered", e.metered ? "true" : "false"),
             ("sequence", String(e.sequence)),
             ("connection", quote(e.connection)),
+            ("diagnosis", quote(e.diagnosis.rawValue)),
+            ("families", families(e.families)),
         ]
         fields += extra
         return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"

@@ -52,6 +52,8 @@ public struct StateRecord: Sendable, Equatable {
         var since: Int64?, sequence: Int64?, pid: Int64?, mutedUntil: Int64 = 0
         var interface: String?, reason: String?, rtt: Double?, metered: Bool?
         var connection = ""  // absent in files an older daemon wrote
+        // Written since the layered diagnosis; older files and log lines lack them.
+        var diagnosis = Diagnosis.none, families = FamilyStates(), familiesValid = true
         let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
             switch (key, value) {
             case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
@@ -66,16 +68,36 @@ public struct StateRecord: Sendable, Equatable {
             case ("connection", .string(let s)): connection = s
             case ("pid", _): pid = value.int64
             case ("muted_until", _): mutedUntil = value.int64 ?? 0
+            case ("diagnosis", .string(let s)): diagnosis = Diagnosis(rawValue: s) ?? .none
+            case ("families", .nested(let text)):
+                if let f = parseFamilies(text) { families = f } else { familiesValid = false }
             default: break
             }
         }
         guard wellFormed, let state, let previous, let since, timeRange.contains(since), let interface, let kind,
-              let reason, let rtt, rttRange.contains(rtt), let metered, let sequence, let valid = validSequence(sequence)
+              let reason, let rtt, rttRange.contains(rtt), let metered, let sequence, let valid = validSequence(sequence),
+              familiesValid
         else { return nil }
-        let event = StateEvent(
+        var event = StateEvent(
             state: state, previous: previous, since: since, interface: interface, kind: kind,
             reason: reason, rttMs: rtt, metered: metered, sequence: valid,
             connection: connection)
+        event.diagnosis = diagnosis
+        event.families = families
         return (event, (pid, mutedUntil))
+    }
+
+    /// `{"ipv4":"online","ipv6":"limited"}`; nil when it is not an object of
+    /// known family names with known states.
+    public static func parseFamilies(_ bytes: [UInt8]) -> FamilyStates? {
+        var families = FamilyStates()
+        var valid = true
+        let wellFormed = FlatJSON.forEachMember(bytes) { key, value in
+            guard case .string(let s) = value, let state = ConnectivityState(rawValue: s), families.set(key, state) else {
+                valid = false
+                return
+            }
+        }
+        return wellFormed && valid ? families : nil
     }
 }

@@ -15,7 +15,8 @@ struct Lifeline: AsyncParsableCommand {
         abstract: "Tells you once, at the right place, when your connection is gone and when it is back.",
         version: version,
         subcommands: [DaemonCommand.self, StatusCommand.self, CheckCommand.self, WatchCommand.self, ConfigCommand.self, HistoryCommand.self,
-                      WaitOnlineCommand.self, RunCommand.self]
+                      WaitOnlineCommand.self, RunCommand.self,
+                      DiagnoseCommand.self]
     )
 }
 

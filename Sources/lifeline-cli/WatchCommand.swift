@@ -137,6 +137,7 @@ struct DBusWatchSource: WatchSource {
     static let fieldOfProperty = [
         "State": "state", "Previous": "previous", "Since": "since", "Interface": "interface", "Kind": "kind",
         "Reason": "reason", "RttMs": "rtt_ms", "Metered": "metered", "Sequence": "sequence",
+        "Diagnosis": "diagnosis",
     ]
 }
 

@@ -169,7 +169,8 @@ import Testing
         #expect(signals.map { $0.strings.dropFirst().first } == ["unknown", "online", "offline", "limited", "portal", "online"])
         #expect(signals.map { $0.entry("sequence") } == (1...6).map { "uint64 \($0)" })
         for signal in signals {
-            #expect(signal.entries.map(\.0) == ["state", "previous", "since", "interface", "kind", "reason", "rtt_ms", "metered", "sequence", "connection"])
+            #expect(signal.entries.map(\.0) == ["state", "previous", "since", "interface", "kind", "reason", "rtt_ms", "metered", "sequence",
+                                                 "connection", "diagnosis", "families"])
         }
         try #require(signals.count == 6)
         #expect(signals[3].entry("metered") == "boolean true")

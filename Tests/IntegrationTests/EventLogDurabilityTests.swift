@@ -98,7 +98,7 @@ import Testing
 
             [[sink]]
             kind = "log"
-            max_size = 1024
+            max_size = 2048
             keep = 2
             """)
         try f.start()
@@ -106,8 +106,10 @@ import Testing
         await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
         for n in 1...12 { try await publish(net, f, n) }
         await Harness.waitUntil("rotated") { FileManager.default.fileExists(atPath: f.eventLogPath + ".1") }
+        // However long a line is, the three files `keep = 2` allows hold all twelve.
         await Harness.waitUntil("twelve lines") {
-            EventLogReading.sequences(f.eventLogPath + ".1") + EventLogReading.sequences(f.eventLogPath) == Array(1...12)
+            EventLogReading.sequences(f.eventLogPath + ".2") + EventLogReading.sequences(f.eventLogPath + ".1")
+                + EventLogReading.sequences(f.eventLogPath) == Array(1...12)
         }
 
         // Stop the daemon itself (strace's child); strace then ends with it.

@@ -20,4 +20,15 @@ import Testing
         #expect(Lifeline1.event(fromDetails: [("state", .string("online")), ("future", .bool(true))])?.rttMs == -1)
         #expect(Lifeline1.event(fromDetails: [("state", .string("sideways"))]) == nil)
     }
+
+    @Test func diagnosisAndFamiliesReadBackFromDetails() {
+        var e = StateEvent(state: .online, previous: .limited, since: 1_700_000_000_123_456, interface: "eth0", kind: .ethernet,
+                           reason: "IPv6 does not answer: TCP connect to [2001:db8::1]:80 timed out after 5s", sequence: 43)
+        e.diagnosis = .tcp
+        e.families = FamilyStates(ipv4: .online, ipv6: .limited)
+        let details = Lifeline1.details(e)
+        #expect(details.first { $0.0 == "families" }?.1.signature == "a{ss}")
+        #expect(Lifeline1.event(fromDetails: details) == e)
+        #expect(Lifeline1.properties(e, mutedUntil: 0).first { $0.0 == "Diagnosis" }?.1 == .string("tcp"))
+    }
 }

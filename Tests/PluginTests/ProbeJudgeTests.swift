@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func wrongBodyIsAPortal() {
-        guard case .unexpected(let why) = expectation().judge(reply(200, "<html>Welcome to Hotel WiFi")) else {
+        guard case .unexpected(let why, _) = expectation().judge(reply(200, "<html>Welcome to Hotel WiFi")) else {
             Issue.record("not a portal")
             return
         }
@@ -52,7 +52,7 @@ import Testing
 
     @Test func networkTextIsCleanedAndBounded() {
         let evil = "http://portal/\u{1b}[31m\n" + String(repeating: "a", count: 5000)
-        guard case .unexpected(let why) = expectation().judge(reply(302, redirect: evil)) else {
+        guard case .unexpected(let why, _) = expectation().judge(reply(302, redirect: evil)) else {
             Issue.record("not a portal")
             return
         }

@@ -245,3 +245,49 @@ import Testing
         #expect { try NetlinkMonitor.Config.decode(toml: #"ignore = [""]"#) } throws: { ($0 as? ConfigError)?.key == "ignore" }
     }
 }
+
+extension RouteTableTests {
+    // MARK: The missing layer, from the cable up
+
+    func offline(_ t: RouteTable, previous: RouteTable.Primary?) -> String {
+        let (layer, reason) = t.offline(previous: previous, deprioritised: { $0.hasPrefix("docker") })
+        return "\(layer.rawValue): \(reason)"
+    }
+
+    @Test func withNoRouteAtAllTheLowestMissingLayerIsNamed() {
+        var t = RouteTable()
+        Self.feed(&t, Wire.link(index: 1, flags: Wire.up | Wire.running | Wire.loopback, name: "lo", hardware: 772))
+        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "eth0"))
+        // docker0 is up with an address, but it never leads to the internet.
+        Self.feed(&t, Wire.link(index: 3, flags: Wire.usable, name: "docker0"))
+        Self.feed(&t, Wire.address(prefix: 16, index: 3, [172, 17, 0, 1]))
+        #expect(offline(t, previous: nil) == "link: no network interface is up")
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.up, name: "eth0"))
+        #expect(offline(t, previous: nil) == "carrier: eth0 has no carrier")
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "eth0"))
+        // An IPv6 link-local address alone reaches no router.
+        Self.feed(&t, Wire.address(family: 10, prefix: 64, index: 2, [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [2]))
+        #expect(offline(t, previous: nil) == "address: eth0 has no address")
+        Self.feed(&t, Wire.address(prefix: 24, index: 2, [10, 77, 0, 2]))
+        #expect(offline(t, previous: nil) == "route: no default route")
+    }
+
+    @Test func losingTheRouteNamesTheLayerThatWentAway() {
+        var t = Self.connected()
+        let before = t.primary()
+        Self.feed(&t, Wire.link(index: 2, flags: Wire.up, name: "v0"))
+        #expect(offline(t, previous: before) == "carrier: carrier lost on v0")
+        t = Self.connected()
+        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        #expect(offline(t, previous: before) == "link: v0 is down")
+        t = Self.connected()
+        Self.feed(&t, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2]))
+        #expect(offline(t, previous: before) == "address: address 10.77.0.2/24 removed from v0")
+        t = Self.connected()
+        Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4))
+        #expect(offline(t, previous: before) == "route: default route via v0 removed")
+        t = Self.connected()
+        Self.feed(&t, Wire.route(flags: Wire.replace, routeType: 6))
+        #expect(offline(t, previous: before) == "route: default route via v0 replaced by a blackhole route")
+    }
+}

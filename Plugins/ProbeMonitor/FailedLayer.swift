@@ -1,0 +1,105 @@
+import LifelineCore
+
+/// What the probe can learn about the path when a probe fails, to say which
+/// layer failed: the resolver it asked and whether the default gateway answers
+/// ARP (the kernel's neighbour table). Nil where unknown.
+struct PathFacts: Sendable, Equatable {
+    var interface = ""
+    /// The first `nameserver` of resolv.conf.
+    var resolver: String?
+    /// The IPv4 default gateway on `interface`.
+    var gateway: String?
+    /// True when the kernel has a link-layer address for the gateway, false
+    /// when resolving it is failing (INCOMPLETE or FAILED), nil when it has no entry.
+    var gatewayAnswers: Bool?
+}
+
+/// Turns a failed probe into the layer that failed first and one sentence a
+/// person can act on: "wlan0 is connected but the router 192.168.1.1 does not
+/// answer", "The router answers but DNS (192.168.1.1) does not".
+enum FailedLayer {
+    static func explain(_ error: CurlError, timeout: Duration, facts: PathFacts) -> (layer: Diagnosis, sentence: String) {
+        let target = Target(url: error.url)
+        let after = DurationText.format(timeout)
+        let message = ProbeExpectation.clean(error.message)
+        var stage = error.stage
+        if stage == .resolving, target.isAddress { stage = .connecting }  // nothing to look up
+
+        // Below DNS and TCP lies the router: when the kernel cannot reach it,
+        // that is the reason, whatever timed out above it.
+        let belowRouter = error.kind == .unreachable || error.kind == .dns
+            || (error.kind == .timeout && stage <= .connecting)
+        if belowRouter, facts.gatewayAnswers == false, let gateway = facts.gateway {
+            let who = facts.interface.isEmpty ? "The network" : facts.interface
+            return (.gateway, "\(who) is connected but the router \(gateway) does not answer")
+        }
+        let dns = facts.resolver.map { "DNS (\($0))" } ?? "DNS"
+        switch (error.kind, stage) {
+        case (.cancelled, _):
+            return (.none, "probe to \(error.url) was cancelled")
+        case (.dns, _):
+            return (.dns, "\(dns) could not resolve \(target.host): \(message)")
+        case (.timeout, .resolving):
+            return (.dns, facts.gatewayAnswers == true
+                ? "The router answers but \(dns) does not"
+                : "\(dns) did not answer for \(target.host) within \(after)")
+        case (.refused, _):
+            return (.tcp, "TCP connect to \(target.endpoint) was refused")
+        case (.unreachable, _):
+            return (.tcp, "TCP connect to \(target.endpoint) failed: \(message)")
+        case (.timeout, .connecting):
+            return (.tcp, "TCP connect to \(target.endpoint) timed out after \(after)")
+        case (.tls, _), (.timeout, .handshaking):
+            return (.tls, error.kind == .timeout
+                ? "TLS handshake with \(target.host) timed out after \(after)"
+                : "TLS handshake with \(target.host) failed: \(message)")
+        case (.timeout, .exchanging):
+            return (.http, "\(target.endpoint) accepted the connection but sent no HTTP reply within \(after)")
+        case (.noReply, _):
+            return (.http, "\(target.endpoint) sent no usable HTTP reply: \(message)")
+        case (.other, _):
+            let layer: Diagnosis = switch stage {
+            case .resolving: .dns
+            case .connecting: .tcp
+            case .handshaking: .tls
+            case .exchanging: .http
+            }
+            return (layer, "probe to \(error.url) failed: \(message)")
+        }
+    }
+
+    /// The probe URL's host and port, as the sentences name them.
+    struct Target: Equatable {
+        var host: String
+        var port: Int
+        /// The host is an address literal: no name lookup happens.
+        var isAddress: Bool
+
+        init(url: String) {
+            let lower = url.lowercased()
+            let https = lower.hasPrefix("https:")
+            var rest = Substring(url)
+            if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") {
+                rest = rest[rest.index(colon, offsetBy: 3)...]
+            }
+            rest = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+            var host = rest
+            var port = https ? 443 : 80
+            if rest.hasPrefix("[") {
+                let close = rest.firstIndex(of: "]") ?? rest.endIndex
+                host = rest[rest.index(after: rest.startIndex)..<close]
+                if close < rest.endIndex, let p = Int(rest[rest.index(after: close)...].dropFirst()) { port = p }
+            } else if let colon = rest.lastIndex(of: ":") {
+                host = rest[..<colon]
+                if let p = Int(rest[rest.index(after: colon)...]) { port = p }
+            }
+            self.host = String(host)
+            self.port = port
+            isAddress = host.contains(":") || (!host.isEmpty && host.allSatisfy { $0.isNumber || $0 == "." })
+        }
+
+        /// "10.0.0.1:80", "[2001:db8::1]:443", "nmcheck.gnome.org:80".
+        var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+}

@@ -1,0 +1,352 @@
+import Glibc
+import LifelineCore
+import Synchronization
+
+/// `lifeline diagnose`: every layer checked now, in order, for each address
+/// family that has a default route (link, carrier, address, route, gateway,
+/// DNS, TCP, HTTP), with its time. The first layer that fails is the verdict;
+/// the layers above it are not checked. Blocking: run it on a thread of its own.
+public enum LayerWalk {
+    public enum Mark: String, Sendable { case ok, fail, skipped }
+
+    public struct Step: Sendable, Equatable {
+        /// "ipv4" or "ipv6".
+        public var family: String
+        public var layer: Diagnosis
+        public var mark: Mark
+        public var detail: String
+        public var milliseconds: Double
+    }
+
+    public struct Report: Sendable {
+        public var steps: [Step]
+        public var state: ConnectivityState
+        public var diagnosis: Diagnosis
+        public var reason: String
+        public var families: FamilyStates
+    }
+
+    /// The layers in the order they are walked.
+    public static let layers: [Diagnosis] = [.link, .carrier, .address, .route, .gateway, .dns, .tcp, .http]
+
+    /// `probe`: the expected reply (status, body, header) is judged as the
+    /// probe judges it; `url` and `timeout` are given apart, as the CLI may override them.
+    public static func run(url: String, timeout: Duration, probe: ProbeMonitor.Config = .defaults, files: String = "") -> Report {
+        let expectation = ProbeExpectation(url: url, status: probe.expectStatus, bodyPrefix: probe.expectBodyPrefix,
+                                           header: probe.expectHeader, timeout: timeout)
+        let host = HostFiles(sys: files + "/sys", proc: files + "/proc", resolvConf: files + "/etc/resolv.conf")
+        var steps: [Step] = []
+        var families = FamilyStates()
+        var firstFailure: (Diagnosis, String)?
+        var ipv4Route: (device: String, gateway: String)?
+        if let table = try? Files.readText(host.proc + "/net/route", limit: 256 << 10) {
+            ipv4Route = HostFiles.defaultGateway(route: table, interface: "")
+        }
+        var ipv6Route: (device: String, gateway: String)?
+        if let table = try? Files.readText(host.proc + "/net/ipv6_route", limit: 256 << 10) {
+            ipv6Route = Self.ipv6DefaultRoute(table)
+        }
+        var routes: [(String, (device: String, gateway: String)?)] = [("ipv4", ipv4Route), ("ipv6", ipv6Route)]
+        // A URL naming an address can only be reached over that address's family.
+        let target = FailedLayer.Target(url: url)
+        if target.isAddress { routes.removeAll { $0.0 == (target.host.contains(":") ? "ipv4" : "ipv6") } }
+        let anyRoute = routes.contains { $0.1 != nil }
+        for (family, route) in routes where route != nil || (!anyRoute && family == routes.first?.0) {
+            var walk = FamilyWalk(family: family, host: host, expectation: expectation, device: route?.device, gateway: route?.gateway)
+            walk.run()
+            steps += walk.steps
+            let failed = walk.steps.first { $0.mark == .fail }
+            let state: ConnectivityState = failed.map { f in
+                switch walk.blamed ?? f.layer {
+                case .link, .carrier, .address, .route: .offline
+                case .portal: .portal
+                default: .limited
+                }
+            } ?? .online
+            if route != nil { families.set(family, state) }
+            if let failed, firstFailure == nil || family == "ipv4" && state != .online {
+                firstFailure = (walk.blamed ?? failed.layer, walk.sentence ?? failed.detail)
+            }
+        }
+        // Online when any family with a route gets the expected reply.
+        let online = families.entries.contains { $0.state == .online }
+        let state: ConnectivityState = online ? .online
+            : (families.entries.map(\.state).max() ?? .offline)
+        if online {
+            let broken = families.entries.filter { $0.state != .online }.map { $0.family == "ipv4" ? "IPv4" : "IPv6" }
+            let reason = broken.isEmpty ? "every layer answers" : "\(broken.joined(separator: " and ")) broken: \(firstFailure?.1 ?? "")"
+            return Report(steps: steps, state: .online, diagnosis: .none, reason: reason, families: families)
+        }
+        let (layer, reason) = firstFailure ?? (.route, "no default route")
+        return Report(steps: steps, state: state, diagnosis: layer, reason: reason, families: families)
+    }
+
+    /// The IPv6 default route from `/proc/net/ipv6_route` (not on lo, not a reject route).
+    static func ipv6DefaultRoute(_ table: String) -> (device: String, gateway: String)? {
+        var best: (metric: UInt32, device: String, gateway: String)?
+        for line in table.split(separator: "\n") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            // dst dst_len src src_len next_hop metric refcnt use flags device
+            guard f.count >= 10, f[0] == String(repeating: "0", count: 32), f[1] == "00", f[9] != "lo",
+                  let flags = UInt32(f[8], radix: 16), flags & 0x1 != 0, flags & 0x200 == 0,
+                  let metric = UInt32(f[5], radix: 16) else { continue }
+            let hex = Array(f[4])
+            guard hex.count == 32 else { continue }
+            var bytes = in6_addr()
+            withUnsafeMutableBytes(of: &bytes) { b in
+                for i in 0..<16 { b[i] = UInt8(String(hex[i * 2..<i * 2 + 2]), radix: 16) ?? 0 }
+            }
+            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { continue }
+            if best.map({ metric < $0.metric }) ?? true { best = (metric, String(f[9]), String(cString: text)) }
+        }
+        return best.map { ($0.device, $0.gateway) }
+    }
+}
+
+/// One family's walk, layer by layer, stopping at the first failure.
+private struct FamilyWalk {
+    let family: String
+    let host: HostFiles
+    let expectation: ProbeExpectation
+    let device: String?
+    let gateway: String?
+    var steps: [LayerWalk.Step] = []
+    /// The probe's sentence for a failure above the route.
+    var sentence: String?
+    /// The layer the failure is put down to.
+    var blamed: Diagnosis?
+    private var failed = false
+
+    init(family: String, host: HostFiles, expectation: ProbeExpectation, device: String?, gateway: String?) {
+        self.family = family
+        self.host = host
+        self.expectation = expectation
+        self.device = device
+        self.gateway = gateway
+    }
+
+    private var isIPv6: Bool { family == "ipv6" }
+
+    /// What one layer's check found.
+    struct Outcome {
+        var mark: LayerWalk.Mark
+        var detail: String
+        /// The layer to blame when it is not the one checked (the HTTP check can find a portal).
+        var blame: Diagnosis?
+        static func ok(_ detail: String) -> Self { Self(mark: .ok, detail: detail) }
+        static func fail(_ detail: String, blame: Diagnosis? = nil) -> Self { Self(mark: .fail, detail: detail, blame: blame) }
+        /// The check does not apply here: shown as not checked, never as a failure.
+        static func notApplicable(_ detail: String) -> Self { Self(mark: .skipped, detail: detail) }
+        static func judged(_ ok: Bool, _ good: String, _ bad: String) -> Self { ok ? .ok(good) : .fail(bad) }
+    }
+
+    mutating func run() {
+        let interface = device ?? Self.firstInterface(sys: host.sys) ?? ""
+        let name = interface.isEmpty ? "no interface" : interface
+        let flags = Self.flags(sys: host.sys, interface)
+        let v6 = isIPv6
+        // The checks below read these while `check` appends to `steps`.
+        let host = self.host, gateway = self.gateway, expectation = self.expectation
+        let timeout = expectation.timeout, url = expectation.url
+        check(.link) {
+            .judged(flags.map { $0 & 0x1 != 0 } == true, "\(name) is up", interface.isEmpty ? "no network interface" : "\(name) is down")
+        }
+        check(.carrier) {
+            let carrier = (try? Files.readText(host.sys + "/class/net/\(interface)/carrier", limit: 16))?.trimmingSpaces() == "1"
+            return .judged(carrier, "\(name) has a carrier", "\(name) has no carrier")
+        }
+        check(.address) {
+            let addresses = Self.addresses(of: interface, ipv6: v6)
+            return .judged(!addresses.isEmpty, addresses.joined(separator: ", "), "\(name) has no \(v6 ? "IPv6" : "IPv4") address")
+        }
+        check(.route) { gateway.map { .ok("default via \($0) dev \(name)") } ?? .fail("no default route") }
+        check(.gateway) {
+            guard let gateway else { return .fail("no default route") }
+            guard !v6 else { return .notApplicable("neighbour discovery is not checked for IPv6") }
+            return .judged(Self.neighbourAnswers(host: host, gateway: gateway, device: interface),
+                           "\(gateway) answers ARP", "\(interface) is connected but the router \(gateway) does not answer")
+        }
+        let target = FailedLayer.Target(url: url)
+        var address: String?
+        check(.dns) {
+            if target.isAddress {
+                address = target.host
+                return .ok("\(target.host) needs no lookup")
+            }
+            let resolver = host.pathFacts(interface: interface).resolver.map { "DNS (\($0))" } ?? "DNS"
+            guard let answer = Self.resolve(target.host, ipv6: v6, timeout: timeout) else {
+                return .fail("The router answers but \(resolver) does not")
+            }
+            guard let found = answer else { return .fail("\(resolver) could not resolve \(target.host)") }
+            address = found
+            return .ok("\(target.host) is \(found) (\(resolver))")
+        }
+        check(.tcp) {
+            let endpoint = address.map { $0.contains(":") ? "[\($0)]:\(target.port)" : "\($0):\(target.port)" } ?? target.endpoint
+            switch Self.connect(address ?? target.host, port: target.port, ipv6: v6, timeout: timeout) {
+            case 0: return .ok("\(endpoint) accepts connections")
+            case ETIMEDOUT: return .fail("TCP connect to \(endpoint) timed out after \(DurationText.format(timeout))")
+            case ECONNREFUSED: return .fail("TCP connect to \(endpoint) was refused")
+            case let e: return .fail("TCP connect to \(endpoint) failed: \(String(cString: strerror(e)))")
+            }
+        }
+        check(.http) {
+            let request = HTTPRequest(url: url, timeout: timeout, interface: "", family: v6 ? .ipv6 : .ipv4)
+            let result: Result<HTTPReply, CurlError>
+            do { result = try CurlEasy().perform(request, cancelled: CancelFlag()) } catch {
+                return .fail("\(error)")
+            }
+            switch expectation.judge(result, facts: host.pathFacts(interface: interface)) {
+            case .pong(let rtt): return .ok("expected reply in \(Int(rtt.rounded())) ms")
+            case .unexpected(let why, let layer): return .fail(why, blame: layer)
+            case .failed(let why, let layer): return .fail(why, blame: layer)
+            }
+        }
+    }
+
+    /// Runs one layer's check, timed; not checked after an earlier failure.
+    private mutating func check(_ layer: Diagnosis, _ body: () -> Outcome) {
+        guard !failed else {
+            steps.append(.init(family: family, layer: layer, mark: .skipped, detail: "not checked", milliseconds: 0))
+            return
+        }
+        let start = ContinuousClock.now
+        let outcome = body()
+        let ms = (ContinuousClock.now - start).milliseconds
+        steps.append(.init(family: family, layer: layer, mark: outcome.mark, detail: outcome.detail, milliseconds: ms))
+        if outcome.mark == .fail {
+            failed = true
+            blamed = outcome.blame ?? layer
+            sentence = outcome.detail
+        }
+    }
+
+    static func firstInterface(sys: String) -> String? {
+        guard let dir = opendir(sys + "/class/net") else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix("."), name != "lo" { names.append(name) }
+        }
+        return names.sorted().first
+    }
+
+    static func flags(sys: String, _ interface: String) -> UInt32? {
+        guard !interface.isEmpty, !interface.contains("/"),
+              let text = try? Files.readText(sys + "/class/net/\(interface)/flags", limit: 32) else { return nil }
+        return UInt32(text.trimmingSpaces().dropFirst(2), radix: 16)
+    }
+
+    /// The interface's addresses of one family (IPv6 link-local left out: it reaches no router).
+    static func addresses(of interface: String, ipv6: Bool) -> [String] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var out: [String] = []
+        var cursor = list
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let sa = entry.pointee.ifa_addr, String(cString: entry.pointee.ifa_name) == interface else { continue }
+            let family = Int32(sa.pointee.sa_family)
+            guard family == (ipv6 ? AF_INET6 : AF_INET), let text = numericHost(sa) else { continue }
+            if ipv6, text.lowercased().hasPrefix("fe80:") { continue }
+            out.append(text)
+        }
+        return out
+    }
+
+    static func numericHost(_ sa: UnsafePointer<sockaddr>) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let length = socklen_t(sa.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        guard getnameinfo(sa, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
+        return String(cString: buffer)
+    }
+
+    /// Sends one datagram to the gateway (the discard port) so the kernel asks
+    /// for its link-layer address, then polls the neighbour table for up to a second.
+    static func neighbourAnswers(host: HostFiles, gateway: String, device: String) -> Bool {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(9).bigEndian
+        guard inet_pton(AF_INET, gateway, &addr.sin_addr) == 1 else { return false }
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        if fd >= 0 {
+            _ = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, "", 0, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+        }
+        let deadline = ContinuousClock.now + .seconds(1)
+        repeat {
+            if let arp = try? Files.readText(host.proc + "/net/arp", limit: 256 << 10),
+               HostFiles.neighbourAnswers(arp: arp, address: gateway, device: device) == true { return true }
+            usleep(20_000)
+        } while ContinuousClock.now < deadline
+        return false
+    }
+
+    /// `getaddrinfo` on a thread of its own, waited for at most `timeout`:
+    /// glibc asks a silent resolver for 10 s (two tries of 5 s) whatever we
+    /// want. Nil when no answer came in time; `.some(nil)` when the answer was
+    /// "no such name". A lookup still running is left to end on its thread.
+    static func resolve(_ name: String, ipv6: Bool, timeout: Duration) -> String?? {
+        let answer = Mutex<String??>(nil)
+        let thread = SerialThread(name: "lifeline-dns")
+        defer { thread.stop() }
+        _ = thread.perform { let found = resolve(name, ipv6: ipv6); answer.withLock { $0 = .some(found) } }
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            if let done = answer.withLock({ $0 }) { return done }
+            usleep(5_000)
+        } while ContinuousClock.now < deadline
+        return answer.withLock { $0 }
+    }
+
+    static func resolve(_ name: String, ipv6: Bool) -> String? {
+        var hints = addrinfo()
+        hints.ai_family = ipv6 ? AF_INET6 : AF_INET
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, nil, &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(result) }
+        return first.pointee.ai_addr.flatMap { numericHost($0) }
+    }
+
+    /// A non-blocking connect bounded by `timeout`: 0 on success, else the errno.
+    static func connect(_ address: String, port: Int, ipv6: Bool, timeout: Duration) -> Int32 {
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        var storage = sockaddr_storage()
+        let length: socklen_t
+        if ipv6 {
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_port = UInt16(port).bigEndian
+            guard inet_pton(AF_INET6, address, &a.sin6_addr) == 1 else { return EINVAL }
+            withUnsafeBytes(of: a) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        } else {
+            var a = sockaddr_in()
+            a.sin_family = sa_family_t(AF_INET)
+            a.sin_port = UInt16(port).bigEndian
+            guard inet_pton(AF_INET, address, &a.sin_addr) == 1 else { return EINVAL }
+            withUnsafeBytes(of: a) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        }
+        let started = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+        }
+        if started == 0 { return 0 }
+        guard errno == EINPROGRESS else { return errno }
+        var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        let ms = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard poll(&p, 1, ms) == 1 else { return ETIMEDOUT }
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size)
+        return error
+    }
+}

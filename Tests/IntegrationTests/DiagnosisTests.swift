@@ -1,0 +1,231 @@
+import Foundation
+import LifelineTestKit
+import Testing
+
+/// Which layer failed, told by the real daemon in a network namespace: the
+/// router silent on ARP, DNS silent while TCP works, the check port dropped.
+/// Each fault is put in after the daemon saw `online`, as it happens to a user.
+@Suite(.serialized) struct DiagnosisTests {
+    func startOnline(_ d: DiagnosisLab, url: String) async throws -> DaemonFixture {
+        try d.lab.startServer(.ok)
+        let fixture = try ProbeTests().startDaemon(d.lab, config: ProbeTests.config(url: url))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        return fixture
+    }
+
+    /// Waits until the state file says `state` with `diagnosis`; returns its reason.
+    func waitForDiagnosis(_ fixture: DaemonFixture, _ state: String, _ diagnosis: String,
+                          timeout: Duration = .seconds(15)) async -> String {
+        _ = await Harness.waitUntil(timeout: timeout, "\(state)/\(diagnosis) (now: \(fixture.stateJSON() ?? [:]))") {
+            let s = fixture.stateJSON()
+            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis
+        }
+        return fixture.stateJSON()?["reason"] as? String ?? ""
+    }
+
+    @Test func routerSilentOnARPIsGatewayNotAnswering() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        let fixture = try await startOnline(d, url: d.lab.checkURL)
+        try d.silenceRouter()
+        let reason = await waitForDiagnosis(fixture, "limited", "gateway")
+        #expect(reason == "\(d.lab.namespaceInterface) is connected but the router \(d.lab.hostAddress) does not answer")
+        // What the user runs sees the same.
+        let status = try fixture.statusJSON()
+        #expect(status["diagnosis"] as? String == "gateway")
+        #expect(try fixture.cli(["status"]).stdout.contains("does not answer"))
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func dnsSilentWhileTCPWorksIsDNSNotAnswering() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.startDNS()
+        let fixture = try await startOnline(d, url: d.checkURLByName)
+        try d.silenceDNS()
+        let start = ContinuousClock.now
+        let reason = await waitForDiagnosis(fixture, "limited", "dns", timeout: .seconds(40))
+        #expect(reason == "The router answers but DNS (\(d.lab.hostAddress)) does not")
+        // The probe's timeout holds for DNS too, though glibc keeps asking a
+        // silent resolver for 10 s: timeout × failures, the interval, the first
+        // ramp step, the debounce, and a second of slack.
+        let bound = Duration.seconds(1 * 2 + 2 + 1) + .milliseconds(200) + .seconds(1)
+        #expect(ContinuousClock.now - start <= bound, "limited after \(ContinuousClock.now - start), bound \(bound)")
+        // Only DNS is broken: the check server still takes connections by address.
+        #expect(d.tcpConnects(to: d.lab.hostAddress, port: 8080))
+        #expect(!d.resolvesInNamespace())
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func droppedCheckPortIsTCPConnectTimedOut() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        let fixture = try await startOnline(d, url: d.lab.checkURL)
+        try d.dropCheckPort()
+        let reason = await waitForDiagnosis(fixture, "limited", "tcp")
+        #expect(reason == "TCP connect to \(d.lab.hostAddress):8080 timed out after 1s")
+        let logged = fixture.loggedEvents().last
+        #expect(logged?["diagnosis"] as? String == "tcp")
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func recoveryClearsTheDiagnosis() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        let fixture = try await startOnline(d, url: d.lab.checkURL)
+        #expect(fixture.stateJSON()?["diagnosis"] as? String == "")
+        d.lab.stopServers()
+        let reason = await waitForDiagnosis(fixture, "limited", "tcp")
+        #expect(reason == "TCP connect to \(d.lab.hostAddress):8080 was refused")
+        try d.lab.startServer(.ok)
+        _ = await waitForDiagnosis(fixture, "online", "")
+        #expect(fixture.stateJSON()?["diagnosis"] as? String == "")
+        #expect(await fixture.stop() == 0)
+    }
+}
+
+/// `lifeline diagnose` in the same namespaces, without a daemon: each layer in
+/// order with its mark, stopping at the first that fails.
+@Suite(.serialized) struct DiagnoseCommandTests {
+    static let layers = ["link", "carrier", "address", "default route", "gateway", "DNS", "TCP", "HTTP"]
+
+    /// ✓ up to `failed`, ✗ there, – after it (all ✓ when nil).
+    func expected(failingAt failed: String?) -> [String] {
+        let stop = failed.flatMap { Self.layers.firstIndex(of: $0) } ?? Self.layers.count
+        return Self.layers.enumerated().map { i, layer in (i < stop ? "✓" : i == stop ? "✗" : "–") + " " + layer }
+    }
+
+    @Test func healthyPathIsAllTicksAndExitZero() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.startDNS()
+        try d.lab.startServer(.ok)
+        let r = try d.diagnose(url: d.checkURLByName)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.hasPrefix("IPv4\n"), "\(r.stdout)")
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: nil), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("online: every layer answers\n"), "\(r.stdout)")
+    }
+
+    @Test func theConfiguredExpectationJudgesTheReply() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.lab.startServer(.ok)
+        let r = try d.diagnose(url: d.lab.checkURL, config: """
+            [[monitor]]
+            kind = "probe"
+            expect_body_prefix = "Lifeline check ok"
+            """)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "HTTP"), "\(r.stdout)")
+        #expect(r.stdout.contains("expected 'Lifeline check ok'"), "\(r.stdout)")
+    }
+
+    @Test func silentRouterFailsAtTheGateway() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.lab.startServer(.ok)
+        try d.silenceRouter()
+        let r = try d.diagnose(url: d.lab.checkURL)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "gateway"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("limited: \(d.lab.namespaceInterface) is connected but the router \(d.lab.hostAddress) does not answer\n"), "\(r.stdout)")
+    }
+
+    @Test func silentResolverFailsAtDNS() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.startDNS()
+        try d.lab.startServer(.ok)
+        try d.silenceDNS()
+        let start = ContinuousClock.now
+        let r = try d.diagnose(url: d.checkURLByName, json: true)
+        // --timeout 1s holds for the lookup too (glibc alone would wait 10 s).
+        #expect(ContinuousClock.now - start < .seconds(5), "diagnose took \(ContinuousClock.now - start)")
+        #expect(r.status == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(object?["state"] as? String == "limited")
+        #expect(object?["diagnosis"] as? String == "dns")
+        #expect(object?["families"] as? [String: String] == ["ipv4": "limited"])
+        let checks = object?["checks"] as? [[String: Any]] ?? []
+        #expect(checks.map { "\($0["result"] ?? "") \($0["layer"] ?? "")" }
+            == ["ok link", "ok carrier", "ok address", "ok route", "ok gateway", "fail dns", "skipped tcp", "skipped http"], "\(r.stdout)")
+        #expect(object?["reason"] as? String == "The router answers but DNS (\(d.lab.hostAddress)) does not")
+    }
+
+    @Test func droppedPortFailsAtTCP() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.lab.startServer(.ok)
+        try d.dropCheckPort()
+        let r = try d.diagnose(url: d.lab.checkURL)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "TCP"), "\(r.stdout)")
+        #expect(r.stdout.contains("TCP connect to \(d.lab.hostAddress):8080 timed out after 1s"), "\(r.stdout)")
+    }
+
+    @Test func withoutADefaultRouteTheRouteLayerFails() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try ProbeLab.sh(["ip", "-n", d.lab.namespace, "route", "del", "default"])
+        let r = try d.diagnose(url: d.lab.checkURL)
+        #expect(r.status == 1)
+        #expect(DiagnosisLab.marks(r.stdout) == expected(failingAt: "default route"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("offline: no default route\n"), "\(r.stdout)")
+    }
+}
+
+/// IPv4 and IPv6 probed apart by the real daemon.
+@Suite(.serialized) struct FamilyVerdictTests {
+    @Test func ipv6BlackholedIPv4FineIsOnlineWithIPv6LimitedAndNoAlert() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.enableIPv6(blackholed: true)
+        try d.startDNS(ipv6: true)
+        try d.lab.startServer(.ok)
+        let fixture = try ProbeTests().startDaemon(d.lab, config: ProbeTests.config(url: d.checkURLByName))
+        let marked = await Harness.waitUntil(timeout: .seconds(20), "families.ipv6 limited (now: \(fixture.stateJSON() ?? [:]))") {
+            (fixture.stateJSON()?["families"] as? [String: String]) == ["ipv4": "online", "ipv6": "limited"]
+        }
+        #expect(marked)
+        let status = try fixture.statusJSON()
+        #expect(status["state"] as? String == "online")
+        #expect(status["diagnosis"] as? String == "")
+        let reason = status["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("IPv6 broken: TCP connect to \(DiagnosisLab.checkHost):8080 timed out after 1s; probe answered in "), "\(reason)")
+        // Never an outage: the only published transition is the start-up online.
+        #expect(fixture.loggedStates() == ["online"])
+        #expect(await fixture.stop() == 0)
+    }
+}
+
+/// The link layers as the netlink monitor names them, in a private namespace pair.
+@Suite(.serialized) struct LinkLayerDiagnosisTests {
+    func waitForStateFile(_ d: DaemonFixture, _ state: String, _ diagnosis: String, _ reason: String) async {
+        let ok = await Harness.waitUntil(timeout: .seconds(10), "\(state)/\(diagnosis) (now: \(d.stateJSON() ?? [:]))") {
+            let s = d.stateJSON()
+            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis
+        }
+        if ok { #expect(d.stateJSON()?["reason"] as? String == reason) }
+    }
+
+    @Test func carrierLinkAndRouteAreToldApartAndFollowedWhileOffline() async throws {
+        guard Harness.available(.rootAnd(["ip"])) else { return }
+        let net = try NetnsPair()
+        let d = try net.daemon()
+        await waitForStateFile(d, "online", "", "default route via v0")
+        // The far end goes down: v0 keeps its route but loses the carrier.
+        try net.upstream("link set v1 down")
+        await waitForStateFile(d, "offline", "carrier", "carrier lost on v0")
+        try net.upstream("link set v1 up")
+        await waitForStateFile(d, "online", "", "default route via v0")
+        try net.client("link set v0 down")
+        await waitForStateFile(d, "offline", "link", "v0 is down")
+        // Up again, the kernel does not restore the IPv4 route: still offline,
+        // but now for want of a route, and the state says so.
+        try net.client("link set v0 up")
+        await waitForStateFile(d, "offline", "route", "no default route")
+        #expect(d.loggedStates() == ["online", "offline", "online", "offline"])
+        #expect(await d.stop() == 0)
+    }
+}

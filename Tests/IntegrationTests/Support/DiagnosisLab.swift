@@ -1,0 +1,131 @@
+import Foundation
+import LifelineTestKit
+
+/// The probe lab with the faults of the layered diagnosis: a router that stops
+/// answering ARP, a resolver that stops answering, and a local DNS server
+/// (dnsmasq) that names the check server, so the probe can use a host name.
+/// Its nftables tables carry the lab's random tag and go with it.
+final class DiagnosisLab: @unchecked Sendable {
+    static let requirement = Harness.Requirement.rootAnd(["ip", "nft", "python3", "dnsmasq"])
+    static let checkHost = "check.lifeline.test"
+
+    let lab: ProbeLab
+    private var dns: Spawned?
+    private var tables: [(family: String, name: String)] = []
+
+    init() throws {
+        lab = try ProbeLab()
+    }
+
+    deinit {
+        dns?.stop()
+        for t in tables { _ = try? Harness.run(["nft", "delete", "table", t.family, t.name]) }
+    }
+
+    /// The check URL by name: the namespace's resolver is the lab's host end.
+    var checkURLByName: String { "http://\(Self.checkHost):8080/check_network_status.txt" }
+
+    /// dnsmasq on the host end, port 53, answering only for the check host.
+    func startDNS(ipv6: Bool = false) throws {
+        let pidFile = lab.workDir.appendingPathComponent("dnsmasq.pid").path
+        dns = try Spawned([
+            "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+            "--bind-interfaces", "--listen-address=\(lab.hostAddress)", "--port=53", "--pid-file=\(pidFile)",
+            "--address=/\(Self.checkHost)/\(lab.hostAddress)", "--log-facility=-",
+        ] + (ipv6 ? ["--address=/\(Self.checkHost)/\(hostAddress6)"] : []))
+        // Ready once it answers: a bounded poll of a real query from the namespace.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if resolvesInNamespace() { return }
+            guard dns?.isRunning == true else { break }
+            usleep(50_000)
+        }
+        throw ProbeLab.LabError(description: "dnsmasq did not start answering on \(lab.hostAddress):53")
+    }
+
+    /// Whether the namespace resolves the check host now (getaddrinfo, as libcurl does).
+    func resolvesInNamespace() -> Bool {
+        let r = try? Harness.run(["ip", "netns", "exec", lab.namespace, "python3", "-c",
+                                  "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(Self.checkHost)'))"])
+        return r?.status == 0 && r?.stdout.contains(lab.hostAddress) == true
+    }
+
+    /// Whether a TCP connection from the namespace to `address:port` opens within a second.
+    func tcpConnects(to address: String, port: Int) -> Bool {
+        let r = try? Harness.run(["ip", "netns", "exec", lab.namespace, "python3", "-c",
+                                  "import socket; socket.create_connection(('\(address)', \(port)), timeout=1).close()"])
+        return r?.status == 0
+    }
+
+    /// The router stops answering ARP: requests from the namespace are dropped
+    /// on the host end. The namespace forgets what it had learnt, as after the
+    /// router restarted, so the next packet has to ask again.
+    func silenceRouter() throws {
+        try addDropTable(family: "arp", rule: ["iifname", lab.hostInterface, "drop"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "neigh", "flush", "dev", lab.namespaceInterface])
+    }
+
+    /// DNS queries from the namespace are dropped; everything else passes.
+    func silenceDNS() throws {
+        try addDropTable(family: "inet", rule: ["iifname", lab.hostInterface, "meta", "l4proto", "{ udp, tcp }", "th", "dport", "53", "drop"])
+    }
+
+    /// Connections to the check port are dropped; the router and DNS still answer.
+    func dropCheckPort() throws {
+        try addDropTable(family: "inet", rule: ["iifname", lab.hostInterface, "tcp", "dport", "8080", "drop"])
+    }
+
+    fileprivate func addDropTable(family: String, rule: [String]) throws {
+        let name = "\(lab.table)_\(family)\(tables.count)"
+        try ProbeLab.sh(["nft", "add", "table", family, name])
+        tables.append((family, name))
+        try ProbeLab.sh(["nft", "add", "chain", family, name, "in", "{ type filter hook input priority 0; policy accept; }"])
+        try ProbeLab.sh(["nft", "add", "rule", family, name, "in"] + rule)
+    }
+}
+
+extension DiagnosisLab {
+    /// `lifeline diagnose` run in the namespace as a user would, in a UTF-8
+    /// locale, with an empty config folder (the probe's defaults, `url` given).
+    func diagnose(url: String, json: Bool = false, config toml: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+        let config = lab.workDir.appendingPathComponent("diagnose-config").path
+        try FileManager.default.createDirectory(atPath: config + "/lifeline", withIntermediateDirectories: true)
+        if let toml { try toml.write(toFile: config + "/lifeline/config.toml", atomically: true, encoding: .utf8) }
+        let env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LC_ALL": "C.UTF-8",
+                   "XDG_CONFIG_HOME": config, "HOME": lab.workDir.path]
+        return try Harness.run(["ip", "netns", "exec", lab.namespace, Harness.binary, "diagnose", "--url", url, "--timeout", "1s"]
+                               + (json ? ["--json"] : []), environment: env)
+    }
+
+    /// The checklist's (mark, layer) pairs in the order printed, e.g. ("✓", "link").
+    static func marks(_ checklist: String) -> [String] {
+        checklist.split(separator: "\n").filter { $0.hasPrefix("  ") }.map { line in
+            let words = line.split(separator: " ")
+            let layer = words.count > 2 && words[1] == "default" ? "default route" : String(words.count > 1 ? words[1] : "")
+            return "\(words.first ?? "") \(layer)"
+        }
+    }
+}
+
+extension DiagnosisLab {
+    /// The namespace's IPv6 address and the host end's, in a prefix tagged like the lab.
+    var hostAddress6: String { "fd00:\(prefixGroup)::1" }
+    var namespaceAddress6: String { "fd00:\(prefixGroup)::2" }
+    /// One hex group from the lab's random tag.
+    private var prefixGroup: String {
+        String((UInt32(lab.table.split(separator: "_").last ?? "", radix: 16) ?? 1) & 0xFFFF, radix: 16)
+    }
+
+    /// Gives the lab IPv6 with a default route via the host end, and the check
+    /// host an AAAA record; with `blackholed`, IPv6 from the namespace is
+    /// dropped on the host end, all but neighbour discovery: the router
+    /// answers, the IPv6 internet behind it does not (IPv4 untouched).
+    func enableIPv6(blackholed: Bool) throws {
+        try ProbeLab.sh(["ip", "addr", "add", "\(hostAddress6)/64", "dev", lab.hostInterface, "nodad"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "addr", "add", "\(namespaceAddress6)/64", "dev", lab.namespaceInterface, "nodad"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "-6", "route", "add", "default", "via", hostAddress6])
+        if blackholed {
+            try addDropTable(family: "ip6", rule: ["iifname", lab.hostInterface, "meta", "l4proto", "!=", "ipv6-icmp", "drop"])
+        }
+    }
+}
