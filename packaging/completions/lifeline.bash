@@ -173,13 +173,13 @@ _lifeline() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    daemon|status|check|watch|config|history|wait-online|run|help)
+    daemon|status|check|watch|config|history|wait-online|run|diagnose|help)
         # Offer subcommand argument completions
         "_lifeline_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'daemon status check watch config history wait-online run help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'daemon status check watch config history wait-online run diagnose help' -- "${cur}"))
         ;;
     esac
 }
@@ -343,6 +343,24 @@ _lifeline_run() {
         return
         ;;
     '--retries')
+        return
+        ;;
+    esac
+}
+
+_lifeline_diagnose() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--url --timeout)
+    __lifeline_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--url')
+        return
+        ;;
+    '--timeout')
         return
         ;;
     esac

@@ -58,13 +58,14 @@ _lifeline() {
             'history:List past outages (start, end, duration, worst state) from the event log.'
             'wait-online:Wait until the daemon says online.'
             'run:Run a command when online; run it again if it failed because the connection dropped.'
+            'diagnose:Check every layer now, from the cable to HTTP, and say which one fails.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        daemon|status|check|watch|config|history|wait-online|run|help)
+        daemon|status|check|watch|config|history|wait-online|run|diagnose|help)
             "_lifeline_${words[1]}" && ret=0
             ;;
         esac
@@ -213,6 +214,20 @@ _lifeline_run() {
         '--timeout[The longest time to wait for the network, over all attempts (default\: no limit). A running CMD is never stopped by it.]:timeout:'
         '--retries[How many times to run CMD again after it failed while the connection was lost.]:retries:'
         '*:command:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_lifeline_diagnose() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print the checks and the verdict as one JSON object.]'
+        '--url[The check URL (default\: the config'\''s probe url).]:url:'
+        '--timeout[Timeout of each network check (default\: the config'\''s probe timeout).]:timeout:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
