@@ -1,4 +1,5 @@
 import Glibc
+import LifelineCore
 
 /// One run of a hook: started with `posix_spawn` (argv, never a shell) in a
 /// process group of its own, the event on its standard input, its standard
@@ -55,20 +56,9 @@ final class HookProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 2)
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The daemon's threads block signals, and a child inherits its parent's
-        // mask: without this a hook would shrug off the SIGTERM of its timeout.
-        var none = sigset_t()
-        sigemptyset(&none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
         // A group of its own: the timeout stops the hook and whatever it started.
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        var attributes = CleanSpawn.attributes(newProcessGroup: true)
+        defer { posix_spawnattr_destroy(&attributes) }
 
         let cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
         let cEnvironment = environment.map { strdup($0) } + [nil]

@@ -64,32 +64,10 @@ final class MetricsExport: @unchecked Sendable {
 }
 
 /// Replaces the metrics file whole: a reader (node_exporter, any moment) sees
-/// the old file or the new one, never half of one. The new text goes to a
-/// temporary file in the same folder (a rename does not cross file systems),
-/// whose name does not end in `.prom`, so the collector never reads it.
+/// the old file or the new one, never half of one. Readable by all whatever the
+/// umask: node_exporter runs as a user of its own.
 enum MetricsFile {
     static func replace(_ path: String, with bytes: [UInt8]) throws(Files.Error) {
-        let temporary = "\(path).\(getpid()).tmp"
-        unlink(temporary)
-        // O_EXCL|O_NOFOLLOW: a file or link planted under that name is never written through.
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Files.Error(path: temporary, operation: "cannot create", errno: errno) }
-        do throws(Files.Error) {
-            // Readable by all whatever the umask: node_exporter runs as a user of its own.
-            guard fchmod(fd, 0o644) == 0 else { throw Files.Error(path: temporary, operation: "cannot chmod", errno: errno) }
-            try Files.writeAll(fd, bytes, path: temporary)
-        } catch {
-            close(fd)
-            unlink(temporary)
-            throw error
-        }
-        // No fsync: the file is rewritten every few seconds, and one lost to a
-        // crash is replaced by the next daemon's first write.
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let e = errno
-            unlink(temporary)
-            throw Files.Error(path: path, operation: "cannot rename into", errno: e)
-        }
+        try Files.replaceAtomically(path, with: bytes, mode: 0o644)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import LifelineCore
 
 /// Runs a short-lived helper process to completion, bounded in time and output.
 /// Its standard input, output and error are socket pairs, all driven by one
@@ -153,17 +154,8 @@ enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, stderr, 2)
         // Every other descriptor the daemon opens is close-on-exec.
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        var attributes = CleanSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
-        // The daemon blocks or handles signals for itself; the child starts clean.
-        var none = sigset_t()
-        sigemptyset(&none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         // A crashing child should die at once: the Swift runtime would otherwise
         // spend seconds printing a backtrace nobody reads.

@@ -113,15 +113,24 @@ public enum Files {
     }
 
     /// Replaces `path` atomically: readers see the old file or the new one, never a
-    /// half-written one (write a temporary file beside it, then rename).
+    /// half-written one (write a temporary file beside it, then rename). The file
+    /// gets exactly `mode`, whatever the umask. No fsync: callers rewrite these
+    /// files often, and the next write replaces one lost to a crash.
     public static func replaceAtomically(_ path: String, with text: String, mode: mode_t = 0o600) throws(Error) {
+        try replaceAtomically(path, with: text.utf8, mode: mode)
+    }
+
+    public static func replaceAtomically(_ path: String, with bytes: some Collection<UInt8>, mode: mode_t = 0o600) throws(Error) {
+        // The temporary name ends in the pid, never in the file's own suffix: a
+        // reader that picks files by suffix (node_exporter's `*.prom`) skips it.
         let temporary = path + ".tmp.\(getpid())"
         // O_EXCL|O_NOFOLLOW: a file or symlink planted under that name is never written through.
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Error(path: temporary, operation: "cannot create", errno: errno) }
-        do {
-            try writeAll(fd, text.utf8, path: temporary)
+        do throws(Error) {
+            guard fchmod(fd, mode) == 0 else { throw Error(path: temporary, operation: "cannot chmod", errno: errno) }
+            try writeAll(fd, bytes, path: temporary)
         } catch {
             close(fd)
             unlink(temporary)

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineCore
 import Synchronization
 
 /// A child process of the tests: every command, server and daemon any test
@@ -80,16 +81,8 @@ public final class Spawned: Sendable {
         capturedErr = direct(2, stderr, "err")
         self.temporaries = temporaries
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        var attributes = CleanSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let program = argv[0].contains("/") ? argv[0] : (Self.which(argv[0]) ?? argv[0])
         let cArguments = ([program] + argv.dropFirst()).map { strdup($0) } + [nil]

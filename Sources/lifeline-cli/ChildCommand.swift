@@ -1,4 +1,5 @@
 import Glibc
+import LifelineCore
 
 /// The user's command, started with `posix_spawnp` (argv as given, looked up in
 /// PATH, no shell) on the user's own standard input, output and error, in
@@ -12,14 +13,9 @@ struct ChildCommand {
     }
 
     static func start(_ argv: [String]) throws(Failure) -> ChildCommand {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
+        // Whatever this process blocks or ignores is not the command's business.
+        var attributes = CleanSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
-        // A clean mask: whatever a thread of this process blocks is not the command's business.
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         let cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { for p in cArguments { free(p) } }
         var pid: pid_t = 0

@@ -204,6 +204,24 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
+    /// The command starts with no signal blocked or ignored: `lifeline` talks
+    /// D-Bus, and libdbus ignores SIGPIPE in its process; a command inheriting
+    /// that would complain in every pipeline that ends early.
+    @Test func runStartsTheCommandWithDefaultSignals() async throws {
+        guard Harness.available(.tools(Self.tools + ["yes", "head"])) else { return }
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        let r = try lab.daemon.cli(["run", "--", "sh", "-c", "yes | head -n 1; grep -E '^Sig(Blk|Ign)' /proc/self/status"])
+        #expect(r.status == 0)
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.first == "y")
+        #expect(lines.contains("SigBlk:\t0000000000000000"), "\(r.stdout)")
+        let ignored = lines.first { $0.hasPrefix("SigIgn:") }.flatMap { UInt64($0.dropFirst("SigIgn:\t".count), radix: 16) }
+        #expect(ignored.map { $0 & (1 << (UInt64(SIGPIPE) - 1)) == 0 } == true, "SIGPIPE ignored: \(r.stdout)")
+        #expect(!r.stderr.contains("Broken pipe"), "\(r.stderr)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
     @Test func cancelJobsEndsAWaitingRunWith130() async throws {
         guard Harness.available(.tools(Self.tools)) else { return }
         let lab = try Lab()

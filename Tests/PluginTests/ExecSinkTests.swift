@@ -93,7 +93,7 @@ import Testing
         ])
         #expect(lines("20-b.args.1") == ["offline", "wlan0"])
         #expect(lines("20-b.stdin.1") == [
-            #"{"state":"offline","previous":"online","since":1700000000000001,"interface":"wlan0","kind":"wifi","reason":"reason 1","rtt_ms":12.5,"metered":true,"sequence":1}"#,
+            #"{"state":"offline","previous":"online","since":1700000000000001,"interface":"wlan0","kind":"wifi","reason":"reason 1","rtt_ms":12.5,"metered":true,"sequence":1,"connection":"","diagnosis":"","families":{}}"#,
         ])
 
         // A hook dropped in runs on the next transition, without a restart; the
