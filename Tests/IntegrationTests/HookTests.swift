@@ -40,7 +40,10 @@ import Testing
     /// The event log's line for `sequence`, as written.
     static func logLine(_ f: DaemonFixture, sequence: Int) -> String? {
         let text = (try? String(contentsOfFile: f.eventLogPath, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").map(String.init).first { $0.contains("\"sequence\":\(sequence)}") }
+        return text.split(separator: "\n").map(String.init).first { line in
+            let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return (event?["sequence"] as? Int) == sequence
+        }
     }
 
     /// Alive and not a zombie.

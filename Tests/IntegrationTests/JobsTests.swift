@@ -151,7 +151,8 @@ import Testing
         lab.stopServers()
         let down = try Harness.run(inLab, environment: fixture.environment)
         #expect(down.status == 1)
-        #expect(down.stderr.contains("no daemon runs; looked once: limited: probe to \(lab.checkURL) failed"), "\(down.stderr)")
+        #expect(down.stderr.contains("no daemon runs; looked once: limited: TCP connect to \(lab.hostAddress):8080 was refused"),
+                "\(down.stderr)")
 
         try Harness.run(["ip", "-n", lab.namespace, "route", "del", "default"])
         let offline = try Harness.run(inLab, environment: fixture.environment)

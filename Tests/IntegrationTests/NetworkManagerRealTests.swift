@@ -67,7 +67,10 @@ import Testing
         try lab.blockCheckServer()
         #expect(await fixture.waitForState("limited", timeout: .seconds(10)))
         let reason = field(fixture, "reason") as? String ?? ""
-        #expect(reason.hasPrefix("probe to \(NetworkManagerLab.checkURL)"), "\(reason)")
+        // The probe's own words (the layer it failed at), not NetworkManager's.
+        let checkServer = URL(string: NetworkManagerLab.checkURL).map { "\($0.host ?? ""):\($0.port ?? 80)" } ?? "?"
+        #expect(reason.hasPrefix("TCP connect to \(checkServer)"), "\(reason)")
+        #expect(field(fixture, "diagnosis") as? String == "tcp")
         #expect(lab.generalState.hasSuffix(":full"), "NetworkManager had already noticed: \(lab.generalState)")
         try lab.unblockCheckServer()
         #expect(await fixture.waitForState("online", timeout: .seconds(15)))
