@@ -2,6 +2,7 @@
 # Fuzzes the rtnetlink parser (and the route table it feeds) with libFuzzer.
 #   fuzz/netlink.sh [SECONDS]     (default 60)
 # Builds .build/fuzz/netlink-fuzz from the parser sources plus fuzz/NetlinkFuzz.swift
+# (and the two core files the route table uses)
 # with -sanitize=fuzzer,address, seeds a corpus with real dumps when `ip` can
 # read them, and runs for SECONDS. Crashes are written to .build/fuzz/crashes/.
 set -euo pipefail
@@ -10,8 +11,16 @@ seconds=${1:-60}
 out=.build/fuzz
 mkdir -p "$out/corpus" "$out/crashes"
 
+# The route table names the missing layer with LifelineCore's `Diagnosis`: the
+# two plain files it needs become a small LifelineCore module of their own (the
+# whole core would bring swift-log with it).
+mkdir -p "$out/core"
+swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name LifelineCore \
+    -emit-module -emit-module-path "$out/core/LifelineCore.swiftmodule" \
+    -emit-library -static -o "$out/core/libLifelineCore.a" \
+    Sources/LifelineCore/State.swift Sources/LifelineCore/Diagnosis.swift
 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name NetlinkFuzz \
-    -I Sources/CNetlink \
+    -I Sources/CNetlink -I "$out/core" -L "$out/core" -lLifelineCore \
     Plugins/NetlinkMonitor/NetlinkParser.swift Plugins/NetlinkMonitor/RouteTable.swift \
     fuzz/NetlinkFuzz.swift -o "$out/netlink-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
 
