@@ -34,13 +34,6 @@ enum Login1 {
         "type='signal',sender='\(bus)',interface='\(bus)',member='NameOwnerChanged',arg0='\(name)'",
     ]
 
-    /// The system bus: `DBUS_SYSTEM_BUS_ADDRESS` when set (tests point it at a
-    /// private bus), else the well-known socket.
-    static func systemBusAddress() -> String {
-        if let p = getenv("DBUS_SYSTEM_BUS_ADDRESS"), p.pointee != 0 { return String(cString: p) }
-        return "unix:path=/run/dbus/system_bus_socket"
-    }
-
     static func event(from message: BusMessage) -> LogindEvent? {
         guard message.kind == .signal, let arguments = try? message.arguments() else { return nil }
         let sender = message.sender ?? ""

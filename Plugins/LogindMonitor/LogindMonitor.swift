@@ -56,7 +56,7 @@ public struct LogindMonitor: Monitor {
         var pause = Duration.seconds(1)
         var saidSo = false
         while !Task.isCancelled {
-            let address = Login1.systemBusAddress()
+            let address = SystemBus.address()
             do {
                 let connection = try await BusConnection.open(address: address)
                 pause = .seconds(1)

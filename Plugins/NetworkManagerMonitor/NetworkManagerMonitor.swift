@@ -66,7 +66,7 @@ public struct NetworkManagerMonitor: Monitor {
         var pause = Duration.seconds(1)
         var saidSo = false
         while !Task.isCancelled {
-            let address = Self.systemBusAddress()
+            let address = SystemBus.address()
             do {
                 let connection = try await BusConnection.open(address: address)
                 if saidSo { context.logger.info("the system bus is here: following NetworkManager") }
@@ -84,12 +84,6 @@ public struct NetworkManagerMonitor: Monitor {
             await Self.waitForBus(at: address, upTo: pause)
             pause = min(pause * 2, config.retry.duration)
         }
-    }
-
-    /// `DBUS_SYSTEM_BUS_ADDRESS`, else the standard socket.
-    static func systemBusAddress() -> String {
-        if let value = getenv("DBUS_SYSTEM_BUS_ADDRESS").map({ String(cString: $0) }), !value.isEmpty { return value }
-        return "unix:path=/run/dbus/system_bus_socket"
     }
 
     /// Sleeps for `pause`, or less when the bus's socket file appears meanwhile
