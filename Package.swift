@@ -142,3 +142,7 @@ for target in package.targets where target.type != .system {
 // `lifeline wait-online` and `run` look once themselves when no daemon runs:
 // one route dump (netlink) and one HTTP check (probe).
 package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMonitor", "ProbeMonitor"]
+
+// The probe and `diagnose` read the default route and its router's neighbour
+// entry with the netlink monitor's parser (one dump, after a failed probe).
+package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["NetlinkMonitor"]

@@ -69,11 +69,13 @@ enum NetlinkBody: Equatable, Sendable {
     case deleteAddress(AddressMessage)
     case newRoute(RouteMessage)
     case deleteRoute(RouteMessage)
+    /// `RTM_NEWNEIGH`, from a neighbour dump (the monitor joins no neighbour group).
+    case newNeighbour(NeighbourMessage)
     /// End of a dump.
     case done
     /// `NLMSG_ERROR`: 0 is an acknowledgement, otherwise a negative errno.
     case error(Int32)
-    /// A type this monitor does not model (noop, neighbour, …).
+    /// A type this monitor does not model (noop, neighbour deletion, …).
     case ignored
 }
 
@@ -159,6 +161,7 @@ enum NetlinkParser {
         case LL_RTM_DELADDR: return .deleteAddress(try address(body))
         case LL_RTM_NEWROUTE: return .newRoute(try route(body))
         case LL_RTM_DELROUTE: return .deleteRoute(try route(body))
+        case LL_RTM_NEWNEIGH: return .newNeighbour(try neighbour(body))
         case LL_NLMSG_DONE: return .done
         case LL_NLMSG_ERROR:
             guard let code = body.i32(0) else { throw Malformed(what: "error message shorter than its code") }

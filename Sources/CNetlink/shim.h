@@ -17,6 +17,7 @@
 #include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/filter.h>
+#include <linux/neighbour.h>
 
 // The poll loop's wake-up descriptor and thread name (glibc hides them from Swift's Glibc module).
 static inline int ll_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
@@ -118,5 +119,21 @@ static inline int ll_attach_filter(int fd, struct sock_filter *program, unsigned
     struct sock_fprog fprog = { .len = count, .filter = program };
     return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, sizeof fprog);
 }
+
+// The neighbour table (ARP for IPv4, neighbour discovery for IPv6): read once
+// after a failed probe and by `diagnose`, to tell whether the router answers.
+static const uint32_t LL_SIZEOF_NDMSG = sizeof(struct ndmsg);
+static const uint16_t LL_RTM_NEWNEIGH = RTM_NEWNEIGH;
+static const uint16_t LL_RTM_GETNEIGH = RTM_GETNEIGH;
+static const uint16_t LL_NDA_DST = NDA_DST;
+static const uint16_t LL_NDA_LLADDR = NDA_LLADDR;
+static const uint16_t LL_NUD_INCOMPLETE = NUD_INCOMPLETE;
+static const uint16_t LL_NUD_REACHABLE = NUD_REACHABLE;
+static const uint16_t LL_NUD_STALE = NUD_STALE;
+static const uint16_t LL_NUD_DELAY = NUD_DELAY;
+static const uint16_t LL_NUD_PROBE = NUD_PROBE;
+static const uint16_t LL_NUD_FAILED = NUD_FAILED;
+static const uint16_t LL_NUD_NOARP = NUD_NOARP;
+static const uint16_t LL_NUD_PERMANENT = NUD_PERMANENT;
 
 #endif

@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func parsesErrorsAndIgnoresUnknownTypes() {
-        let r = NetlinkParser.parse(Wire.message(Wire.error, Wire.i32(-1) + [UInt8](repeating: 0, count: 16)) + Wire.message(28, [1, 2, 3, 4]))
+        let r = NetlinkParser.parse(Wire.message(Wire.error, Wire.i32(-1) + [UInt8](repeating: 0, count: 16)) + Wire.message(29, [1, 2, 3, 4]))
         #expect(r.messages.map(\.body) == [.error(-1), .ignored])
     }
 
