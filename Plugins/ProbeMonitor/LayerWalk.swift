@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import NetlinkMonitor
 import Synchronization
 
 /// `lifeline diagnose`: every layer checked now, in order, for each address
@@ -38,21 +39,18 @@ public enum LayerWalk {
         var steps: [Step] = []
         var families = FamilyStates()
         var firstFailure: (Diagnosis, String)?
-        var ipv4Route: (device: String, gateway: String)?
-        if let table = try? Files.readText(host.proc + "/net/route", limit: 256 << 10) {
-            ipv4Route = HostFiles.defaultGateway(route: table, interface: "")
-        }
-        var ipv6Route: (device: String, gateway: String)?
-        if let table = try? Files.readText(host.proc + "/net/ipv6_route", limit: 256 << 10) {
-            ipv6Route = Self.ipv6DefaultRoute(table)
-        }
-        var routes: [(String, (device: String, gateway: String)?)] = [("ipv4", ipv4Route), ("ipv6", ipv6Route)]
+        // Routes only: the walk reads the router's neighbour entry when it gets there.
+        var readFailure: String?
+        var gateways: [DefaultGateway] = []
+        do { gateways = try GatewayReader.read(neighbours: false).gateways } catch { readFailure = error.description }
+        var routes: [(String, DefaultGateway?)] = [("ipv4", gateways.first { $0.family == .ipv4 }),
+                                                   ("ipv6", gateways.first { $0.family == .ipv6 })]
         // A URL naming an address can only be reached over that address's family.
         let target = FailedLayer.Target(url: url)
         if target.isAddress { routes.removeAll { $0.0 == (target.host.contains(":") ? "ipv4" : "ipv6") } }
         let anyRoute = routes.contains { $0.1 != nil }
         for (family, route) in routes where route != nil || (!anyRoute && family == routes.first?.0) {
-            var walk = FamilyWalk(family: family, host: host, expectation: expectation, device: route?.device, gateway: route?.gateway)
+            var walk = FamilyWalk(family: family, host: host, expectation: expectation, route: route, readFailure: readFailure)
             walk.run()
             steps += walk.steps
             let failed = walk.steps.first { $0.mark == .fail }
@@ -80,28 +78,6 @@ public enum LayerWalk {
         let (layer, reason) = firstFailure ?? (.route, "no default route")
         return Report(steps: steps, state: state, diagnosis: layer, reason: reason, families: families)
     }
-
-    /// The IPv6 default route from `/proc/net/ipv6_route` (not on lo, not a reject route).
-    static func ipv6DefaultRoute(_ table: String) -> (device: String, gateway: String)? {
-        var best: (metric: UInt32, device: String, gateway: String)?
-        for line in table.split(separator: "\n") {
-            let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            // dst dst_len src src_len next_hop metric refcnt use flags device
-            guard f.count >= 10, f[0] == String(repeating: "0", count: 32), f[1] == "00", f[9] != "lo",
-                  let flags = UInt32(f[8], radix: 16), flags & 0x1 != 0, flags & 0x200 == 0,
-                  let metric = UInt32(f[5], radix: 16) else { continue }
-            let hex = Array(f[4])
-            guard hex.count == 32 else { continue }
-            var bytes = in6_addr()
-            withUnsafeMutableBytes(of: &bytes) { b in
-                for i in 0..<16 { b[i] = UInt8(String(hex[i * 2..<i * 2 + 2]), radix: 16) ?? 0 }
-            }
-            var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-            guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { continue }
-            if best.map({ metric < $0.metric }) ?? true { best = (metric, String(f[9]), String(cString: text)) }
-        }
-        return best.map { ($0.device, $0.gateway) }
-    }
 }
 
 /// One family's walk, layer by layer, stopping at the first failure.
@@ -109,8 +85,9 @@ private struct FamilyWalk {
     let family: String
     let host: HostFiles
     let expectation: ProbeExpectation
-    let device: String?
-    let gateway: String?
+    let route: DefaultGateway?
+    /// Why the routing table could not be read, when it could not.
+    let readFailure: String?
     var steps: [LayerWalk.Step] = []
     /// The probe's sentence for a failure above the route.
     var sentence: String?
@@ -118,12 +95,12 @@ private struct FamilyWalk {
     var blamed: Diagnosis?
     private var failed = false
 
-    init(family: String, host: HostFiles, expectation: ProbeExpectation, device: String?, gateway: String?) {
+    init(family: String, host: HostFiles, expectation: ProbeExpectation, route: DefaultGateway?, readFailure: String?) {
         self.family = family
         self.host = host
         self.expectation = expectation
-        self.device = device
-        self.gateway = gateway
+        self.route = route
+        self.readFailure = readFailure
     }
 
     private var isIPv6: Bool { family == "ipv6" }
@@ -142,12 +119,12 @@ private struct FamilyWalk {
     }
 
     mutating func run() {
-        let interface = device ?? Self.firstInterface(sys: host.sys) ?? ""
+        let interface = route?.interface ?? Self.firstInterface(sys: host.sys) ?? ""
         let name = interface.isEmpty ? "no interface" : interface
         let flags = Self.flags(sys: host.sys, interface)
         let v6 = isIPv6
         // The checks below read these while `check` appends to `steps`.
-        let host = self.host, gateway = self.gateway, expectation = self.expectation
+        let host = self.host, route = self.route, readFailure = self.readFailure, expectation = self.expectation
         let timeout = expectation.timeout, url = expectation.url
         check(.link) {
             .judged(flags.map { $0 & 0x1 != 0 } == true, "\(name) is up", interface.isEmpty ? "no network interface" : "\(name) is down")
@@ -160,12 +137,20 @@ private struct FamilyWalk {
             let addresses = Self.addresses(of: interface, ipv6: v6)
             return .judged(!addresses.isEmpty, addresses.joined(separator: ", "), "\(name) has no \(v6 ? "IPv6" : "IPv4") address")
         }
-        check(.route) { gateway.map { .ok("default via \($0) dev \(name)") } ?? .fail("no default route") }
+        check(.route) {
+            guard let route else { return .fail(readFailure.map { "could not read the routing table: \($0)" } ?? "no default route") }
+            return .ok(route.address.isEmpty ? "default dev \(name)" : "default via \(route.address) dev \(name)")
+        }
         check(.gateway) {
-            guard let gateway else { return .fail("no default route") }
-            guard !v6 else { return .notApplicable("neighbour discovery is not checked for IPv6") }
-            return .judged(Self.neighbourAnswers(host: host, gateway: gateway, device: interface),
-                           "\(gateway) answers ARP", "\(interface) is connected but the router \(gateway) does not answer")
+            guard let route else { return .fail("no default route") }
+            guard !route.address.isEmpty else { return .notApplicable("\(name) is a point-to-point link: no router to ask") }
+            let gateway = route.address
+            switch Self.routerAnswers(route) {
+            case .success(true?): return .ok("\(gateway) answers \(v6 ? "neighbour discovery" : "ARP")")
+            case .success(false?): return .fail("\(name) is connected but the router \(gateway) does not answer")
+            case .success(nil): return .notApplicable("\(name) keeps no neighbour entry for \(gateway): not known whether it answers")
+            case .failure(let error): return .notApplicable("could not read the neighbour table: \(error)")
+            }
         }
         let target = FailedLayer.Target(url: url)
         var address: String?
@@ -264,27 +249,68 @@ private struct FamilyWalk {
         return String(cString: buffer)
     }
 
-    /// Sends one datagram to the gateway (the discard port) so the kernel asks
-    /// for its link-layer address, then polls the neighbour table for up to a second.
-    static func neighbourAnswers(host: HostFiles, gateway: String, device: String) -> Bool {
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(9).bigEndian
-        guard inet_pton(AF_INET, gateway, &addr.sin_addr) == 1 else { return false }
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        if fd >= 0 {
-            _ = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, "", 0, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    /// Whether the router answers, from the kernel's neighbour table. When the
+    /// entry does not say so yet (absent, INCOMPLETE, FAILED), nothing may have
+    /// been sent to the router for a while and the kernel has not asked: one
+    /// datagram to it (the discard port) makes the kernel ask, and the table is
+    /// read again until it answers or a second has passed. A router that
+    /// answers does so within milliseconds, while the kernel waits a second
+    /// before asking again, so a second bounds the wait without missing one.
+    static func routerAnswers(_ route: DefaultGateway) -> Result<Bool?, GatewayReader.Failure> {
+        func look() -> Result<Bool?, GatewayReader.Failure> {
+            Result { () throws(GatewayReader.Failure) in
+                try GatewayReader.read(neighbours: true).gateways
+                    .first { $0.family == route.family && $0.index == route.index && $0.address == route.address }?.answers
             }
-            close(fd)
+        }
+        var found = look()
+        switch found {
+        case .success(true?), .failure: return found
+        default: nudge(route)
         }
         let deadline = ContinuousClock.now + .seconds(1)
         repeat {
-            if let arp = try? Files.readText(host.proc + "/net/arp", limit: 256 << 10),
-               HostFiles.neighbourAnswers(arp: arp, address: gateway, device: device) == true { return true }
             usleep(20_000)
+            found = look()
+            if case .success(true?) = found { return found }
         } while ContinuousClock.now < deadline
-        return false
+        return found
+    }
+
+    /// One empty datagram to the router's discard port: the kernel has to
+    /// resolve its link-layer address first. A link-local IPv6 router is
+    /// reached through the route's interface.
+    static func nudge(_ route: DefaultGateway) {
+        let v6 = route.family == .ipv6
+        guard let (address, length) = socketAddress(route.address, port: 9, ipv6: v6, scope: UInt32(bitPattern: route.index)) else { return }
+        var storage = address
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, "", 0, Int32(MSG_DONTWAIT), $0, length) }
+        }
+    }
+
+    /// A numeric address and port as a socket address; `scope`: the interface
+    /// index a link-local IPv6 address is reached through.
+    static func socketAddress(_ address: String, port: Int, ipv6: Bool, scope: UInt32 = 0) -> (sockaddr_storage, socklen_t)? {
+        var storage = sockaddr_storage()
+        if ipv6 {
+            var a = sockaddr_in6()
+            a.sin6_family = sa_family_t(AF_INET6)
+            a.sin6_port = UInt16(port).bigEndian
+            a.sin6_scope_id = scope
+            guard inet_pton(AF_INET6, address, &a.sin6_addr) == 1 else { return nil }
+            withUnsafeBytes(of: a) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
+            return (storage, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = UInt16(port).bigEndian
+        guard inet_pton(AF_INET, address, &a.sin_addr) == 1 else { return nil }
+        withUnsafeBytes(of: a) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
+        return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
     }
 
     /// `getaddrinfo` on a thread of its own, waited for at most `timeout`:
@@ -319,23 +345,8 @@ private struct FamilyWalk {
         let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return errno }
         defer { close(fd) }
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        if ipv6 {
-            var a = sockaddr_in6()
-            a.sin6_family = sa_family_t(AF_INET6)
-            a.sin6_port = UInt16(port).bigEndian
-            guard inet_pton(AF_INET6, address, &a.sin6_addr) == 1 else { return EINVAL }
-            withUnsafeBytes(of: a) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            var a = sockaddr_in()
-            a.sin_family = sa_family_t(AF_INET)
-            a.sin_port = UInt16(port).bigEndian
-            guard inet_pton(AF_INET, address, &a.sin_addr) == 1 else { return EINVAL }
-            withUnsafeBytes(of: a) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        }
+        guard let (socketAddress, length) = socketAddress(address, port: port, ipv6: ipv6) else { return EINVAL }
+        var storage = socketAddress
         let started = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
         }

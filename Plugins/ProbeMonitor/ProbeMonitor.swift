@@ -194,7 +194,7 @@ public struct ProbeMonitor: Monitor {
             context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
         }
         var facts = PathFacts(interface: interface)
-        if case .failure = result { facts = files.pathFacts(interface: interface) }
+        if case .failure = result { facts = files.pathFacts(interface: interface, family: family) }
         return expectation.judge(result, facts: facts)
     }
 

@@ -199,6 +199,59 @@ import Testing
     }
 }
 
+/// IPv6 through a link-local router that stops answering neighbour discovery,
+/// IPv4 fine: the daemon stays online and names the silent IPv6 router, and
+/// `diagnose` fails the IPv6 gateway row.
+@Suite(.serialized) struct SilentIPv6RouterTests {
+    @Test func daemonNamesTheSilentIPv6RouterAndStaysOnline() async throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.enableIPv6ViaLinkLocalRouter(silentRouter: true)
+        try d.startDNS(ipv6: true)
+        try d.lab.startServer(.ok)
+        let fixture = try ProbeTests().startDaemon(d.lab, config: ProbeTests.config(url: d.checkURLByName))
+        let marked = await Harness.waitUntil(timeout: .seconds(20), "families.ipv6 limited (now: \(fixture.stateJSON() ?? [:]))") {
+            (fixture.stateJSON()?["families"] as? [String: String]) == ["ipv4": "online", "ipv6": "limited"]
+        }
+        #expect(marked)
+        let status = try fixture.statusJSON()
+        #expect(status["state"] as? String == "online")
+        let reason = status["reason"] as? String ?? ""
+        let router = "IPv6 broken: \(d.lab.namespaceInterface) is connected but the router \(DiagnosisLab.routerLinkLocal) does not answer; probe answered in "
+        #expect(reason.hasPrefix(router), "\(reason)")
+        #expect(fixture.loggedStates() == ["online"])
+        #expect(await fixture.stop() == 0)
+    }
+
+    @Test func diagnoseFailsTheIPv6GatewayRow() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.enableIPv6ViaLinkLocalRouter(silentRouter: true)
+        try d.startDNS(ipv6: true)
+        try d.lab.startServer(.ok)
+        let r = try d.diagnose(url: d.checkURLByName)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let ipv6 = DiagnosisLab.block(r.stdout, "IPv6")
+        #expect(DiagnosisLab.marks(ipv6) == DiagnoseCommandTests().expected(failingAt: "gateway"), "\(r.stdout)")
+        #expect(ipv6.contains("default via \(DiagnosisLab.routerLinkLocal) dev \(d.lab.namespaceInterface)"), "\(r.stdout)")
+        let silent = "\(d.lab.namespaceInterface) is connected but the router \(DiagnosisLab.routerLinkLocal) does not answer"
+        #expect(ipv6.contains(silent), "\(r.stdout)")
+        #expect(DiagnosisLab.marks(DiagnosisLab.block(r.stdout, "IPv4")) == DiagnoseCommandTests().expected(failingAt: nil), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("online: IPv6 broken: \(silent)\n"), "\(r.stdout)")
+    }
+
+    @Test func diagnoseTicksAnIPv6RouterThatAnswers() throws {
+        guard Harness.available(DiagnosisLab.requirement) else { return }
+        let d = try DiagnosisLab()
+        try d.enableIPv6ViaLinkLocalRouter(silentRouter: false)
+        try d.lab.startServer(.ok)
+        let r = try d.diagnose(url: d.lab.checkURL.replacingOccurrences(of: d.lab.hostAddress, with: "[\(d.hostAddress6)]"))
+        let ipv6 = DiagnosisLab.block(r.stdout, "IPv6")
+        #expect(ipv6.contains("\(DiagnosisLab.routerLinkLocal) answers neighbour discovery"), "\(r.stdout)")
+        #expect(Array(DiagnosisLab.marks(ipv6).prefix(5)) == Array(DiagnoseCommandTests().expected(failingAt: nil).prefix(5)), "\(r.stdout)")
+    }
+}
+
 /// The link layers as the netlink monitor names them, in a private namespace pair.
 @Suite(.serialized) struct LinkLayerDiagnosisTests {
     func waitForStateFile(_ d: DaemonFixture, _ state: String, _ diagnosis: String, _ reason: String) async {

@@ -1,5 +1,6 @@
 import LifelineCore
 import Testing
+import NetlinkMonitor
 @testable import ProbeMonitor
 
 /// Which layer a failed probe blames, and the sentence the user reads.
@@ -73,39 +74,22 @@ struct FailedLayerTests {
         #expect(judge.record(.unexpected("redirected", layer: .portal), interface: "wlan0", path: 1, afterStall: nil).diagnosis == .portal)
     }
 
-    @Test func kernelTablesGiveGatewayAndItsNeighbourState() {
-        let route = """
-            Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
-            eth0\t00000000\t0101A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0
-            wlan0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0
-            wlan0\t0000000A\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0
-            """
-        #expect(HostFiles.defaultGateway(route: route, interface: "")! == ("wlan0", "10.0.0.1"))
-        #expect(HostFiles.defaultGateway(route: route, interface: "eth0")! == ("eth0", "192.168.1.1"))
-        #expect(HostFiles.defaultGateway(route: route, interface: "wwan0") == nil)
-        let arp = """
-            IP address       HW type     Flags       HW address            Mask     Device
-            10.0.0.1         0x1         0x0         00:00:00:00:00:00     *        wlan0
-            192.168.1.1      0x1         0x2         ce:6b:cf:ab:7b:37     *        eth0
-            """
-        #expect(HostFiles.neighbourAnswers(arp: arp, address: "10.0.0.1", device: "wlan0") == false)
-        #expect(HostFiles.neighbourAnswers(arp: arp, address: "192.168.1.1", device: "eth0") == true)
-        #expect(HostFiles.neighbourAnswers(arp: arp, address: "192.168.1.1", device: "wlan0") == nil)
+    @Test func theProbesFamilyPicksItsGateway() {
+        let gateways = [DefaultGateway(family: .ipv4, interface: "wlan0", index: 3, address: "10.0.0.1", answers: true),
+                        DefaultGateway(family: .ipv6, interface: "wlan0", index: 3, address: "fe80::1", answers: false)]
+        #expect(HostFiles.gateway(gateways, interface: "wlan0", family: .ipv6)?.address == "fe80::1")
+        #expect(HostFiles.gateway(gateways, interface: "", family: .ipv4)?.address == "10.0.0.1")
+        #expect(HostFiles.gateway(gateways, interface: "", family: .any)?.address == "10.0.0.1")
+        #expect(HostFiles.gateway(Array(gateways.suffix(1)), interface: "", family: .any)?.address == "fe80::1")
+        #expect(HostFiles.gateway(gateways, interface: "eth0", family: .any) == nil)
         #expect(HostFiles.firstNameserver("# generated\nsearch lan\nnameserver 192.168.1.1\nnameserver 8.8.8.8\n") == "192.168.1.1")
         #expect(HostFiles.firstNameserver("options edns0\n") == nil)
     }
 
-    @Test func ipv6DefaultRouteComesFromTheKernelTable() {
-        let zero = String(repeating: "0", count: 32)
-        let table = """
-            \(zero) 00 \(zero) 00 \(zero) ffffffff 00000001 00000000 00200200       lo
-            fd000000000000000000000000000000 40 \(zero) 00 \(zero) 00000100 00000001 00000000 00000001     eth0
-            \(zero) 00 \(zero) 00 fe800000000000000000000000000001 00000400 00000001 00000000 00000003     eth0
-            \(zero) 00 \(zero) 00 fd770000000000000000000000000001 00000100 00000001 00000000 00000003    wlan0
-            """
-        // The lowest metric wins; lo's unreachable default (a reject route) never does.
-        #expect(LayerWalk.ipv6DefaultRoute(table)! == ("wlan0", "fd77::1"))
-        #expect(LayerWalk.ipv6DefaultRoute(table.split(separator: "\n").prefix(3).joined(separator: "\n"))! == ("eth0", "fe80::1"))
-        #expect(LayerWalk.ipv6DefaultRoute(String(table.split(separator: "\n")[0])) == nil)
+    @Test func aSilentIPv6RouterIsNamed() {
+        let facts = PathFacts(interface: "wlan0", resolver: "192.168.1.1", gateway: "fe80::1", gatewayAnswers: false)
+        let (layer, sentence) = explain(.timeout, .connecting, facts: facts)
+        #expect(layer == .gateway)
+        #expect(sentence == "wlan0 is connected but the router fe80::1 does not answer")
     }
 }

@@ -129,3 +129,34 @@ extension DiagnosisLab {
         }
     }
 }
+
+extension DiagnosisLab {
+    /// The router's link-local address on the lab link, as routers announce themselves.
+    static let routerLinkLocal = "fe80::1"
+
+    /// IPv6 through a link-local router, as on most home networks: the host end
+    /// answers as fe80::1, the namespace has a single address (/128, so the
+    /// check server is not on its link: every packet goes via the router) and
+    /// a default route via fe80::1. With `silentRouter`, the host end drops the
+    /// namespace's neighbour solicitations: the router never answers neighbour
+    /// discovery, and IPv4 is untouched.
+    func enableIPv6ViaLinkLocalRouter(silentRouter: Bool) throws {
+        try ProbeLab.sh(["ip", "addr", "add", "\(hostAddress6)/64", "dev", lab.hostInterface, "nodad"])
+        try ProbeLab.sh(["ip", "addr", "add", "\(Self.routerLinkLocal)/64", "dev", lab.hostInterface, "nodad"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "addr", "add", "\(namespaceAddress6)/128", "dev", lab.namespaceInterface, "nodad"])
+        try ProbeLab.sh(["ip", "-n", lab.namespace, "-6", "route", "add", "default", "via", Self.routerLinkLocal, "dev", lab.namespaceInterface])
+        if silentRouter {
+            try addDropTable(family: "ip6", rule: ["iifname", lab.hostInterface, "icmpv6", "type", "nd-neighbor-solicit", "drop"])
+        }
+    }
+
+    /// The lines of one family's block of a `diagnose` checklist ("IPv4" or "IPv6").
+    static func block(_ checklist: String, _ family: String) -> String {
+        var lines: [Substring] = []
+        var inside = false
+        for line in checklist.split(separator: "\n") {
+            if !line.hasPrefix(" ") { inside = line == family } else if inside { lines.append(line) }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
