@@ -13,5 +13,7 @@ public func netlinkFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     primary = table.primary()
     _ = table.offlineReason(previous: primary)
     for problem in result.problems { _ = problem.description }
+    // The default gateways and their neighbour entries, as after a failed probe.
+    _ = DefaultGateway.pick(result.messages) { $0 > 0 && $0 < 8 ? "if\($0)" : nil }
     return 0
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the rtnetlink parser (and the route table it feeds) with libFuzzer.
+# Fuzzes the rtnetlink parser (and the route table and gateway pick it feeds) with libFuzzer.
 #   fuzz/netlink.sh [SECONDS]     (default 60)
 # Builds .build/fuzz/netlink-fuzz from the parser sources plus fuzz/NetlinkFuzz.swift
 # (and the two core files the route table uses)
@@ -22,6 +22,7 @@ swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name LifelineCore \
 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name NetlinkFuzz \
     -I Sources/CNetlink -I "$out/core" -L "$out/core" -lLifelineCore \
     Plugins/NetlinkMonitor/NetlinkParser.swift Plugins/NetlinkMonitor/RouteTable.swift \
+    Plugins/NetlinkMonitor/NeighbourMessage.swift Plugins/NetlinkMonitor/DefaultGateway.swift \
     fuzz/NetlinkFuzz.swift -o "$out/netlink-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # Seeds: hand-made messages of each type (see Tests/PluginTests/NetlinkWire.swift).
@@ -41,8 +42,11 @@ hop = lambda i, gw: (lambda a: struct.pack("=HBBi", 8 + len(a), 0, 0, i) + a)(at
 mp = msg(24, struct.pack("=BBBBBBBBI", 2, 0, 0, 0, 254, 3, 0, 1, 0) + attr(9, hop(2, bytes([10, 77, 0, 1])) + hop(3, bytes([10, 78, 0, 1]))), 0x100)
 v6 = msg(24, struct.pack("=BBBBBBBBI", 10, 0, 0, 0, 254, 3, 0, 1, 0) + attr(15, struct.pack("=I", 254)) + attr(4, struct.pack("=i", 2)) + attr(5, bytes([0xfd, 0x77] + [0] * 13 + [1])))
 done = msg(3, struct.pack("=i", 0))
+# Neighbour entries (ndmsg: family, ifindex, state) for the gateways above: IPv4 INCOMPLETE, IPv6 REACHABLE.
+neigh = msg(28, struct.pack("=BBHiHBB", 2, 0, 0, 2, 0x01, 0, 1) + attr(1, bytes([10, 77, 0, 1])))
+neigh6 = msg(28, struct.pack("=BBHiHBB", 10, 0, 0, 2, 0x02, 0, 1) + attr(1, bytes([0xfd, 0x77] + [0] * 13 + [1])) + attr(2, bytes([2, 0, 0, 0, 0, 1])))
 for name, data in {"link": link, "addr": addr, "route": route, "multipath": mp, "v6": v6,
-                   "all": link + addr + route + mp + v6 + done, "down": link + route + msg(16, struct.pack("=BBHiII", 0, 0, 1, 2, 0, 0) + attr(3, b"v0\0"))}.items():
+                   "all": link + addr + route + mp + v6 + done, "neigh": route + v6 + neigh + neigh6 + done, "down": link + route + msg(16, struct.pack("=BBHiII", 0, 0, 1, 2, 0, 0) + attr(3, b"v0\0"))}.items():
     open(os.path.join(d, "seed-" + name), "wb").write(data)
 PY
 

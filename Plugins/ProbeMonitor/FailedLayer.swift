@@ -2,12 +2,12 @@ import LifelineCore
 
 /// What the probe can learn about the path when a probe fails, to say which
 /// layer failed: the resolver it asked and whether the default gateway answers
-/// ARP (the kernel's neighbour table). Nil where unknown.
+/// ARP or neighbour discovery (the kernel's neighbour table). Nil where unknown.
 struct PathFacts: Sendable, Equatable {
     var interface = ""
     /// The first `nameserver` of resolv.conf.
     var resolver: String?
-    /// The IPv4 default gateway on `interface`.
+    /// The default gateway of the probe's family on `interface`.
     var gateway: String?
     /// True when the kernel has a link-layer address for the gateway, false
     /// when resolving it is failing (INCOMPLETE or FAILED), nil when it has no entry.
