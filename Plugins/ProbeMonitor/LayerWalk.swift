@@ -263,17 +263,17 @@ private struct FamilyWalk {
                     .first { $0.family == route.family && $0.index == route.index && $0.address == route.address }?.answers
             }
         }
+        let deadline = ContinuousClock.now + .seconds(1)
         var found = look()
         switch found {
         case .success(true?), .failure: return found
         default: nudge(route)
         }
-        let deadline = ContinuousClock.now + .seconds(1)
-        repeat {
+        while ContinuousClock.now + .milliseconds(20) < deadline {
             usleep(20_000)
             found = look()
             if case .success(true?) = found { return found }
-        } while ContinuousClock.now < deadline
+        }
         return found
     }
 
