@@ -35,7 +35,7 @@ public enum LayerWalk {
     public static func run(url: String, timeout: Duration, probe: ProbeMonitor.Config = .defaults, files: String = "") -> Report {
         let expectation = ProbeExpectation(url: url, status: probe.expectStatus, bodyPrefix: probe.expectBodyPrefix,
                                            header: probe.expectHeader, timeout: timeout)
-        let host = HostFiles(sys: files + "/sys", proc: files + "/proc", resolvConf: files + "/etc/resolv.conf")
+        let host = HostFiles(sys: files + "/sys", resolvConf: files + "/etc/resolv.conf")
         var steps: [Step] = []
         var families = FamilyStates()
         var firstFailure: (Diagnosis, String)?
