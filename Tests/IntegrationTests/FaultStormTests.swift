@@ -47,7 +47,7 @@ import Testing
             lines += Array("{\"state\":\"\(state)\",\"interface\":\"eth0\",\"reason\":\"storm \(n)\"}\n".utf8)
         }
         try storm.say(line: lines)
-        await Harness.waitUntil(timeout: .seconds(30), "the storm under way") { f.loggedEvents().count >= 100 }
+        await Harness.waitUntil(timeout: .seconds(30), "the storm under way") { (stateFileSequence(f) ?? 0) >= 300 }
         f.process?.signal(SIGKILL)
         await Harness.waitUntil("killed") { f.process?.isRunning == false }
         let publishedBeforeKill = stateFileSequence(f) ?? 0
@@ -74,6 +74,42 @@ import Testing
         #expect(after.sequences.last == carried + 1, "restarted at \(after.sequences.last ?? -1), killed one published \(carried)")
         #expect(f.loggedEvents().last?["state"] as? String == "offline")
         #expect(await f.stop() == 0)
+    }
+
+    /// A burst on a slow disk (each fsync made to take 20 ms): what waits is
+    /// written together, one fsync for all of it, so the log is on disk soon
+    /// after the burst is published and a crash then loses none of it. One fsync
+    /// per line would trail the publication by 1000 × 20 ms, all of it lost to a crash meanwhile.
+    @Test func aBurstOnASlowDiskIsLoggedSoonAfterItIsPublished() async throws {
+        guard Harness.available(.tools(["tail", "strace"])) else { return }
+        let f = try DaemonFixture()
+        f.commandPrefix = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=fsync", "-e", "inject=fsync:delay_exit=20000",
+                           "-o", "/dev/null"]
+        let storm = ScriptedNetwork(fixture: f, name: "storm.jsonl")
+        try f.writeConfig(config(storm))
+        try f.start()
+        defer { Task { await f.stop() } }
+        await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
+        var lines: [UInt8] = []
+        for n in 1...1000 {
+            lines += Array("{\"state\":\"\(n % 2 == 0 ? "online" : "limited")\",\"interface\":\"eth0\",\"reason\":\"burst \(n)\"}\n".utf8)
+        }
+        try storm.say(line: lines)
+        await Harness.waitUntil(timeout: .seconds(30), "the burst published") { stateFileSequence(f) == 1000 }
+        let published = ContinuousClock.now
+        // A bound far above a few batched writes (20 ms each), far below 1000 of them (20 s).
+        await Harness.waitUntil(timeout: .seconds(3), "the log caught up") { (try? readLog(f).sequences.count) == 1000 }
+        let caughtUp = ContinuousClock.now - published
+
+        // The crash: SIGKILL to the daemon itself (strace's child); strace ends with it.
+        let tracer = try #require(f.process?.pid)
+        let daemon = try #require(ProcessGauge(pid: tracer).children.first?.pid)
+        kill(daemon, SIGKILL)
+        await Harness.waitUntil("killed") { f.process?.isRunning == false }
+        let log = try readLog(f)
+        print("FaultStormTests: on a disk of 20 ms fsyncs, \(log.sequences.count) lines logged \(caughtUp) after the burst was published")
+        #expect(log.torn.isEmpty)
+        #expect(log.sequences == Array(1...1000), "a gap: \(Self.gaps(log.sequences))")
     }
 
     static func gaps(_ s: [Int]) -> [(Int, Int)] {
