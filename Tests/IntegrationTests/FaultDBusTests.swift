@@ -118,7 +118,8 @@ import Testing
         #expect(after.fds == before.fds, "descriptors \(before.fds) → \(after.fds)")
         // The cooperative pool starts and ends a thread now and then; a thread per caller would show.
         #expect(after.threads <= before.threads + 2, "threads \(before.threads) → \(after.threads)")
-        #expect(after.rss - before.rss < 2048, "resident memory \(before.rss) → \(after.rss) KiB")
+        // Less than 4 KiB a call; the allocator alone moved RSS by up to 1 MB between runs.
+        #expect(after.rss - before.rss < 4096, "resident memory \(before.rss) → \(after.rss) KiB")
         print("FaultDBusTests: 1020 malformed calls; RSS \(before.rss) → \(after.rss) KiB, fds \(before.fds) → \(after.fds), threads \(before.threads) → \(after.threads)")
 
         // Still serving, and still publishing.
