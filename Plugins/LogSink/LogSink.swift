@@ -3,7 +3,8 @@ import LifelineCore
 import LifelineProtocol
 
 /// `log` sink: one JSON line per published transition, with every field of
-/// the event under its documented name, fsync'd line by line and rotated by size.
+/// the event under its documented name, fsync'd and rotated by size. Lines that
+/// queued during a write go out together in the next (one fsync for a burst).
 /// Every line is whole. When the disk refuses a line (full, failing) the sink
 /// keeps it and the transitions behind it (up to 4096, and says how many it had
 /// to drop past that) and tries again every second at most, so logging resumes
@@ -111,9 +112,9 @@ public struct LogSink: Sink {
         return out
     }
 
-    /// Writes `line` (one or more whole lines), retrying with a back-off until the disk takes it. The sink
-    /// does not throw on a failed write: the line in hand and the transitions
-    /// queued behind it would then be at the mercy of a restart.
+    /// Writes `line` (one or more whole lines), retrying with a back-off until the
+    /// disk takes it. The sink does not throw on a failed write: the lines in hand
+    /// and the transitions queued behind them would then be at the mercy of a restart.
     private func write(_ line: String, to file: any LineFile, on disk: SerialThread, updates: SinkUpdates) async throws {
         var delay = Self.retryBackoff.first
         var failures = 0
