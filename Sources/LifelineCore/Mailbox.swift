@@ -103,6 +103,17 @@ public final class Mailbox: Sendable {
         }
     }
 
+    /// Up to `limit` updates that already wait, without waiting for more: a sink
+    /// that writes in batches (the log: one fsync for a burst) takes them with the one `next` gave it.
+    public func takeWaiting(limit: Int) -> [Update] {
+        state.withLock { s in
+            let taken = Array(s.queue.prefix(max(limit, 0)))
+            s.queue.removeFirst(taken.count)
+            if let last = taken.last { s.lastTaken = last }
+            return taken
+        }
+    }
+
     /// Puts the last update the sink took back in front, so a sink restarted by
     /// its supervisor starts from the current state.
     public func replayLast() {
@@ -165,4 +176,7 @@ public struct SinkUpdates: AsyncSequence, Sendable {
 
     /// Transitions dropped because the sink fell more than its capacity behind.
     public func takeDroppedCount() -> Int { mailbox.takeDroppedCount() }
+
+    /// Up to `limit` updates that already wait, without waiting for more.
+    public func takeWaiting(limit: Int) -> [Update] { mailbox.takeWaiting(limit: limit) }
 }
