@@ -142,3 +142,7 @@ for target in package.targets where target.type != .system {
 // `lifeline wait-online` and `run` look once themselves when no daemon runs:
 // one route dump (netlink) and one HTTP check (probe).
 package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMonitor", "ProbeMonitor"]
+
+// glibc's gettext (header only: it lives in libc), for the messages people read in their own language.
+package.targets.append(.systemLibrary(name: "CIntl", path: "Sources/CIntl"))
+package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl"]
