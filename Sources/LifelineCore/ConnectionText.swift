@@ -15,6 +15,7 @@ extension StateEvent {
         case (let kind?, true): t.tr("{kind}, metered", ["kind": kind])
         }
         guard let details else { return name }
+        // Translators: a connection's or interface's name, then its kind and whether it is metered.
         return t.tr("{name} ({details})", ["name": name, "details": details])
     }
 }

@@ -8,7 +8,9 @@ extension Translator {
         switch state {
         case .online: tr("online")
         case .offline: tr("offline")
+        // Translators: the state's name in the status line: connected, but the internet does not answer.
         case .limited: tr("limited")
+        // Translators: the state's name in the status line: a login page (captive portal) answers for the internet.
         case .portal: tr("portal")
         case .unknown: tr("unknown")
         }
@@ -31,6 +33,7 @@ extension Translator {
     public func duration(_ d: Duration) -> String {
         let total = max(0, d.microseconds / 1_000_000)
         let (h, m, s) = (String(total / 3600), String((total % 3600) / 60), String(total % 60))
+        // Translators: {h}, {m}, {s} are hours, minutes, seconds: "2m 13s", "1h 5m".
         if total >= 3600 { return total % 3600 >= 60 ? tr("{h}h {m}m", ["h": h, "m": m]) : tr("{h}h", ["h": h]) }
         if total >= 60 { return total % 60 > 0 ? tr("{m}m {s}s", ["m": m, "s": s]) : tr("{m}m", ["m": m]) }
         return tr("{s}s", ["s": s])
@@ -53,6 +56,7 @@ extension StateEvent {
             let broken = families.entries.filter { $0.state != .online }.map { $0.family == "ipv4" ? "IPv4" : "IPv6" }
             guard let family = broken.first else { return answered }
             let notWorking = t.tr("{family} does not work", ["family": family])
+            // Translators: two sentences about the connection, one after the other.
             return answered.isEmpty ? notWorking : t.tr("{first}; {second}", ["first": notWorking, "second": answered])
         }
         return diagnosis.sentence(t, interface: interface) ?? reason

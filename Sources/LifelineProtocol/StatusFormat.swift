@@ -70,6 +70,8 @@ public enum StatusFormat {
         var named = e
         if e.connection.isEmpty { named.metered = false }
         let via = named.connectionText(t)
+        // Translators: the status line is built in steps: {state} is a state's name
+        // ("online"), then the line so far. {connection} is "wlan0 (wifi)".
         if !via.isEmpty { line = t.tr("{state} via {connection}", ["state": line, "connection": escape(via)]) }
         if duration {
             let held = t.duration(elapsed(since: e.since, now: now))
