@@ -13,19 +13,19 @@ extension ToastPolicy {
         switch e.state {
         case .offline:
             still = t.tr("Checked just now: still offline.")
-            toast = Toast(summary: t.tr("Offline"), body: sentence(e.reasonText(t), or: t.tr("No network connection.")),
+            toast = Toast(summary: t.tr("Offline"), body: sentence(e.reasonText(t), t, or: t.tr("No network connection.")),
                           icon: "network-offline", urgency: .critical, hasActions: true, timeout: 0)
         case .portal:
             still = t.tr("Checked just now: still waiting for you to sign in.")
             let first = connection.isEmpty ? t.tr("The network wants you to sign in first.")
                 : t.tr("The network on {connection} wants you to sign in first.", named)
-            toast = Toast(summary: t.tr("Sign in to the network"), body: first + " " + sentence(e.reasonText(t), or: ""),
+            toast = Toast(summary: t.tr("Sign in to the network"), body: first + " " + sentence(e.reasonText(t), t, or: ""),
                           icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
         default:
             still = t.tr("Checked just now: still no internet.")
             let first = connection.isEmpty ? t.tr("The network does not reach the internet.")
                 : t.tr("The network on {connection} does not reach the internet.", named)
-            toast = Toast(summary: t.tr("Connected, but no internet"), body: first + " " + sentence(e.reasonText(t), or: ""),
+            toast = Toast(summary: t.tr("Connected, but no internet"), body: first + " " + sentence(e.reasonText(t), t, or: ""),
                           icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
         }
         toast.labels = Toast.Labels(t)
@@ -47,11 +47,12 @@ extension ToastPolicy {
                      icon: "network-transmit-receive", urgency: .low, hasActions: false, timeout: 5000)
     }
 
-    /// The reason as a sentence: a capital first letter (scripts without capitals,
-    /// Hangul and Persian, are left as they are) and a full stop.
-    private static func sentence(_ text: String, or fallback: String) -> String {
+    /// The reason as a sentence: a capital first letter and a full stop. A
+    /// translated sentence is written as its language wants it, and one that
+    /// starts with an interface keeps its name as the system spells it ("wlan0").
+    private static func sentence(_ text: String, _ t: Translator, or fallback: String) -> String {
         guard let first = text.first else { return fallback }
-        var s = first.uppercased() + text.dropFirst()
+        var s = t.isTranslating ? text : first.uppercased() + text.dropFirst()
         if !s.hasSuffix(".") { s += "." }
         return s
     }
