@@ -85,3 +85,24 @@ fuzz-ci:
 
 clean:
 	rm -rf .build
+
+# Translations: po/<language>.po compiled (and checked) to
+# .build/locale/<language>/LC_MESSAGES/lifeline.mo, where the binaries in the
+# build folder find them; scripts/install.sh installs them to $(PREFIX)/share/locale.
+# `make pot` regenerates po/lifeline.pot from the tr("…") / trn("…", "…") calls
+# (xgettext's C reader understands Swift's calls and string literals); po/README.
+BUILD_PACKAGES += gettext
+LOCALE_DIR = .build/locale
+LOCALE_FILES = $(patsubst po/%.po,$(LOCALE_DIR)/%/LC_MESSAGES/lifeline.mo,$(wildcard po/*.po))
+.PHONY: locale pot
+locale: $(LOCALE_FILES)
+build release test install: locale
+$(LOCALE_DIR)/%/LC_MESSAGES/lifeline.mo: po/%.po
+	@mkdir -p $(dir $@)
+	msgfmt --check --output-file=$@ $<
+pot:
+	xgettext --language=C --from-code=UTF-8 --keyword= --keyword=tr:1 --keyword=trn:1,2 --keyword=trayText:1 \
+	  --add-comments=Translators: --package-name=lifeline --sort-by-file --output=po/lifeline.pot \
+	  $$(grep -rlE '\b(tr|trn|trayText)\("' Sources Plugins --include='*.swift' | sort)
+# The translated toasts are drawn by dunst: Hangul (Nanum) and Persian (DejaVu Sans) glyphs.
+TEST_PACKAGES += fonts-nanum fonts-dejavu-core

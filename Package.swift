@@ -146,3 +146,6 @@ package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMo
 // The probe and `diagnose` read the default route and its router's neighbour
 // entry with the netlink monitor's parser (one dump, after a failed probe).
 package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["NetlinkMonitor"]
+// glibc's gettext (header only: it lives in libc), for the messages people read in their own language.
+package.targets.append(.systemLibrary(name: "CIntl", path: "Sources/CIntl"))
+package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl"]

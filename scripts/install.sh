@@ -8,6 +8,7 @@
 #   PREFIX     where it is installed (default /usr/local); unit and D-Bus files name $PREFIX/bin/lifeline
 #   DESTDIR    a staging root prepended to every path (packages, tests)
 #   BUILD_DIR  where `lifeline` and `lifeline-cli` were built (default .build/release)
+#   LOCALE_DIR where `make locale` compiled the translations (default .build/locale)
 #   ZSH_COMPLETION_DIR  default $PREFIX/share/zsh/site-functions (Debian: /usr/share/zsh/vendor-completions)
 #
 # One list (`manifest`) names every installed file, so uninstall removes exactly
@@ -19,6 +20,7 @@ action=${1:-}
 PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
 BUILD_DIR=${BUILD_DIR:-.build/release}
+LOCALE_DIR=${LOCALE_DIR:-.build/locale}
 ZSH_COMPLETION_DIR=${ZSH_COMPLETION_DIR:-$PREFIX/share/zsh/site-functions}
 share=$PREFIX/share
 
@@ -38,6 +40,11 @@ manifest() {
 755 packaging/tmux/lifeline.tmux             $share/lifeline/tmux/lifeline.tmux
 644 generated/config.example.toml            $share/doc/lifeline/config.example.toml
 EOF
+  # One catalog per po/<language>.po.
+  for po in po/*.po; do
+    lang=$(basename "$po" .po)
+    echo "644 $LOCALE_DIR/$lang/LC_MESSAGES/lifeline.mo $share/locale/$lang/LC_MESSAGES/lifeline.mo"
+  done
 }
 
 # Folders that hold nothing but Lifeline's files: removed by uninstall when empty.
@@ -79,6 +86,10 @@ case $action in
   install)
     for binary in lifeline lifeline-cli; do
       [ -x "$BUILD_DIR/$binary" ] || { echo "install.sh: $BUILD_DIR/$binary is missing: run \`make release\` first" >&2; exit 1; }
+    done
+    for po in po/*.po; do
+      mo=$LOCALE_DIR/$(basename "$po" .po)/LC_MESSAGES/lifeline.mo
+      [ -f "$mo" ] || { echo "install.sh: $mo is missing: run \`make locale\` first" >&2; exit 1; }
     done
     generated=$(mktemp -d)
     trap 'rm -rf "$generated"' EXIT

@@ -157,8 +157,9 @@ final class Notifier: @unchecked Sendable {
             // "default" is a click on the toast itself, and it is "Check now". There is
             // no second "Check now" action: servers that draw every action as a button
             // (xfce4-notifyd) showed the label twice, and libnotify refuses an empty label.
-            let jobs = toast.hasJobActions ? [(Toast.retryJobsAction, "Retry"), (Toast.cancelJobsAction, "Cancel")] : []
-            for (id, label) in [("default", "Check now"), ("mute", "Mute for 1 hour")] + jobs {
+            let labels = toast.labels
+            let jobs = toast.hasJobActions ? [(Toast.retryJobsAction, labels.retry), (Toast.cancelJobsAction, labels.cancel)] : []
+            for (id, label) in [("default", labels.checkNow), ("mute", labels.mute)] + jobs {
                 notify_notification_add_action(n, id, label, { _, action, data in
                     let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
                     me.events.yield(.action(action.map { String(cString: $0) } ?? ""))

@@ -16,6 +16,8 @@ public struct Toast: Equatable, Sendable {
     public var timeout: Int32
     /// Offer "Retry" and "Cancel" for the commands waiting for the network.
     public var hasJobActions = false
+    /// The actions' labels, in the language of the toast's text.
+    public var labels = Labels()
 }
 
 /// The one-alert-per-outage rule as a pure state machine: fed every update the
@@ -53,6 +55,8 @@ public struct ToastPolicy: Sendable {
     }
 
     public var backOnlineMessage: Bool
+    /// The language the toast speaks: the user's, read once.
+    public var translator: Translator
     /// The outage whose toast is on screen, the state it shows, and the toast.
     private var shown: (outage: UInt64, state: ConnectivityState, toast: Toast)?
     /// The newest outage the user was shown a toast for.
@@ -66,8 +70,9 @@ public struct ToastPolicy: Sendable {
     private var checked: (outage: UInt64, state: ConnectivityState)?
     private var serverPresent = true
 
-    public init(backOnlineMessage: Bool = true) {
+    public init(backOnlineMessage: Bool = true, translator: Translator = .user) {
         self.backOnlineMessage = backOnlineMessage
+        self.translator = translator
     }
 
     public var isShowing: Bool { shown != nil }
@@ -84,7 +89,7 @@ public struct ToastPolicy: Sendable {
             }
             backOnlineSent = outage.id
             shown = nil
-            return [.backOnline(Self.backOnline(outage, event: update.event))]
+            return [.backOnline(Self.backOnline(outage, event: update.event, translator))]
         }
         if update.isMuted(at: now) || !serverPresent || update.alertsHeld {
             // Nothing shows, and nothing counts as seen: when the mute ends (or a
@@ -97,7 +102,7 @@ public struct ToastPolicy: Sendable {
             dismissed = nil
         }
         if let c = checked, c.outage != outage.id || c.state != state { checked = nil }
-        return present(Self.toast(for: update.event, checked: checked != nil).listing(update.jobs), outage: outage.id, state: state)
+        return present(Self.toast(for: update.event, checked: checked != nil, translator).listing(update.jobs, translator), outage: outage.id, state: state)
     }
 
     /// An action was invoked on the toast on screen.
@@ -125,7 +130,7 @@ public struct ToastPolicy: Sendable {
         let state = current.event.state
         checked = (outage.id, state)
         if dismissed?.outage == outage.id { dismissed = nil }  // asking is the opposite of dismissing
-        return present(Self.toast(for: current.event, checked: true).listing(current.jobs), outage: outage.id, state: state)
+        return present(Self.toast(for: current.event, checked: true, translator).listing(current.jobs, translator), outage: outage.id, state: state)
     }
 
     /// The notification server left the bus: whatever it showed is gone.
@@ -158,42 +163,5 @@ public struct ToastPolicy: Sendable {
         shown = nil
         actionInvoked = false
         return [.close]
-    }
-
-    static func toast(for e: StateEvent, checked: Bool = false) -> Toast {
-        let on = e.connectionText.isEmpty ? "" : " on \(e.connectionText)"
-        var toast: Toast
-        let still: String
-        switch e.state {
-        case .offline:
-            still = "still offline"
-            toast = Toast(summary: "Offline", body: sentence(e.reason, or: "No network connection."),
-                          icon: "network-offline", urgency: .critical, hasActions: true, timeout: 0)
-        case .portal:
-            still = "still waiting for you to sign in"
-            toast = Toast(summary: "Sign in to the network", body: "The network\(on) wants you to sign in first. "
-                          + sentence(e.reason, or: ""), icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
-        default:
-            still = "still no internet"
-            toast = Toast(summary: "Connected, but no internet", body: "The network\(on) does not reach the internet. "
-                          + sentence(e.reason, or: ""), icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
-        }
-        if checked { toast.body = "Checked just now: \(still). " + toast.body }
-        return toast
-    }
-
-    static func backOnline(_ outage: Outage, event: StateEvent) -> Toast {
-        let lasted = DurationText.human(.microseconds((outage.endedAt ?? outage.since) - outage.since))
-        let was = outage.worst == .offline ? "offline" : "without internet"
-        let via = event.connectionText.isEmpty ? "" : " via \(event.connectionText)"
-        return Toast(summary: "Back online", body: "Back online\(via) — \(was) for \(lasted).",
-                     icon: "network-transmit-receive", urgency: .low, hasActions: false, timeout: 5000)
-    }
-
-    private static func sentence(_ text: String, or fallback: String) -> String {
-        guard let first = text.first else { return fallback }
-        var s = first.uppercased() + text.dropFirst()
-        if !s.hasSuffix(".") { s += "." }
-        return s
     }
 }

@@ -2,10 +2,20 @@ extension StateEvent {
     /// What the state goes through, for a person: "Home Wi-Fi (wifi, metered)"
     /// when the connection's name is known, else "wlan0 (wifi)"; "" with neither.
     /// The status line and the toast both say it this way.
-    public var connectionText: String {
+    public var connectionText: String { connectionText(.english) }
+
+    /// `connectionText` in the language of `t`: the name as it is, the details translated.
+    public func connectionText(_ t: Translator) -> String {
         let name = connection.isEmpty ? interface : connection
         guard !name.isEmpty else { return "" }
-        let details = [kind == .none ? nil : kind.rawValue, metered ? "metered" : nil].compactMap { $0 }
-        return details.isEmpty ? name : "\(name) (\(details.joined(separator: ", ")))"
+        let details: String? = switch (kind == .none ? nil : t.kindName(kind), metered) {
+        case (nil, false): nil
+        case (nil, true): t.tr("metered")
+        case (let kind?, false): kind
+        case (let kind?, true): t.tr("{kind}, metered", ["kind": kind])
+        }
+        guard let details else { return name }
+        // Translators: a connection's or interface's name, then its kind and whether it is metered.
+        return t.tr("{name} ({details})", ["name": name, "details": details])
     }
 }

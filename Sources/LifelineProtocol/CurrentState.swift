@@ -30,11 +30,15 @@ public struct CurrentState: Sendable {
 extension StatusFormat {
     /// What `status` and `check` print: one JSON object (every field, and until
     /// when alerts are muted), the user's template, or the plain line for a
-    /// person, with control characters in values made visible.
+    /// person, with control characters in values made visible. Only the line for
+    /// a person is in the user's language (`translator`, default theirs): JSON and
+    /// templates are read by programs and scripts.
     public static func output(
-        _ event: StateEvent, mutedUntil: Int64 = 0, format: String?, json: Bool, now: Int64 = WallClock.micros()
+        _ event: StateEvent, mutedUntil: Int64 = 0, format: String?, json: Bool, now: Int64 = WallClock.micros(),
+        translator: Translator? = nil
     ) -> String {
         if json { return JSONText.object(event, extra: [("muted_until", String(mutedUntil))]) }
-        return render(format ?? plainTemplate(for: event), event, now: now, escape: TerminalText.visible)
+        if let format { return render(format, event, now: now, escape: TerminalText.visible) }
+        return plainLine(event, now: now, translator: translator ?? .user, escape: TerminalText.visible)
     }
 }

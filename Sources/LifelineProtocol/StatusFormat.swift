@@ -56,20 +56,30 @@ public enum StatusFormat {
         return out + rest
     }
 
-    /// The line for a person: "online via wlan0 (wifi) for 2m 13s: probe answered in 23 ms".
-    /// Without `duration`, for lines printed at the moment of a change.
-    public static func plainTemplate(for e: StateEvent, duration: Bool = true) -> String {
-        var t = "{state}"
-        if !e.connection.isEmpty {
-            // The connection's name says more than the interface: "via Home Wi-Fi (wifi, metered)".
-            let details = [e.kind == .none ? nil : "{kind}", e.metered ? "metered" : nil].compactMap { $0 }
-            t += " via {connection}" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
-        } else if !e.interface.isEmpty {
-            t += " via {interface}" + (e.kind == .none ? "" : " ({kind})")
+    /// The line for a person: "online via wlan0 (wifi) for 2m 13s: probe answered in 23 ms",
+    /// in the language of `t` (English: the values as programs read them, the
+    /// event's own reason). `escape` is applied to what comes from outside (names,
+    /// the reason), never to the words of the sentence. Without `duration`, for
+    /// lines printed at the moment of a change.
+    public static func plainLine(
+        _ e: StateEvent, now: Int64, translator t: Translator = .english, duration: Bool = true,
+        escape: (String) -> String = { $0 }
+    ) -> String {
+        var line = t.stateName(e.state)
+        // Without a connection's name, the line has always left "metered" out.
+        var named = e
+        if e.connection.isEmpty { named.metered = false }
+        let via = named.connectionText(t)
+        // Translators: the status line is built in steps: {state} is a state's name
+        // ("online"), then the line so far. {connection} is "wlan0 (wifi)".
+        if !via.isEmpty { line = t.tr("{state} via {connection}", ["state": line, "connection": escape(via)]) }
+        if duration {
+            let held = t.duration(elapsed(since: e.since, now: now))
+            line = t.tr("{state} for {duration}", ["state": line, "duration": escape(held)])
         }
-        if duration { t += " for {duration}" }
-        if !e.reason.isEmpty { t += ": {reason}" }
-        return t
+        let reason = e.reasonText(t)
+        if !reason.isEmpty { line = t.tr("{state}: {reason}", ["state": line, "reason": escape(reason)]) }
+        return line
     }
 
     /// How long the state has held at `now`; zero for a `since` in the future.

@@ -46,12 +46,14 @@ public enum WatchFormat: Sendable, Equatable {
     /// `text` and `tooltip` as Pango markup, so `&`, `<` and `>` (a portal's URL,
     /// an HTML page) are written as entities; i3bar blocks say `markup: none`, so
     /// i3bar and swaybar show `full_text` as it is; JSON strings are quoted.
-    public func line(_ e: StateEvent?, now: Int64) -> String {
+    /// The sentences for a person (plain, waybar's tooltip) are in the language of
+    /// `translator` (default: the user's); what bars match on (text, class) is not.
+    public func line(_ e: StateEvent?, now: Int64, translator: Translator? = nil) -> String {
         let e = e ?? Self.noDaemon(at: now)
         switch self {
         case .plain:
-            return StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now,
-                                       escape: TerminalText.visible)
+            return StatusFormat.plainLine(e, now: now, translator: translator ?? .user, duration: false,
+                                          escape: TerminalText.visible)
         case .json:
             return JSONText.object(e)
         case .template(let template):
@@ -69,8 +71,8 @@ public enum WatchFormat: Sendable, Equatable {
             return "[" + Self.object(block) + "],"
         case .waybar:
             let text = StatusFormat.render(StatusFormat.defaultTemplate, e, now: now, escape: Self.markup)
-            let tooltip = StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: now,
-                                              escape: Self.markup)
+            let tooltip = StatusFormat.plainLine(e, now: now, translator: translator ?? .user, duration: false,
+                                                 escape: Self.markup)
             return Self.object([
                 ("text", JSONText.quote(text)),
                 ("tooltip", JSONText.quote(tooltip)),

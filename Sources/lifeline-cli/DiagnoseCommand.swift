@@ -34,7 +34,7 @@ struct DiagnoseCommand: ParsableCommand {
             throw ExitCode.validationFailure
         }
         let report = LayerWalk.run(url: url ?? probe.url, timeout: wait, probe: probe)
-        print(json ? Self.json(report) : Self.checklist(report, marks: Marks.forLocale()), terminator: "")
+        print(json ? Self.json(report) : Self.checklist(report, marks: Marks.forLocale(), .user), terminator: "")
         throw ExitCode(report.state == .online ? 0 : 1)
     }
 
@@ -64,22 +64,30 @@ struct DiagnoseCommand: ParsableCommand {
         }
     }
 
-    static func layerName(_ d: Diagnosis) -> String {
+    static func layerName(_ d: Diagnosis, _ t: Translator = .english) -> String {
         switch d {
-        case .route: "default route"
-        case .dns: "DNS"
-        case .tcp: "TCP"
-        case .tls: "TLS"
-        case .http: "HTTP"
-        default: d.rawValue
+        case .link: t.tr("link")
+        case .carrier: t.tr("carrier")
+        case .address: t.tr("address")
+        case .route: t.tr("default route")
+        case .gateway: t.tr("gateway")
+        case .dns: t.tr("DNS")
+        case .tcp: t.tr("TCP")
+        case .tls: t.tr("TLS")
+        case .http: t.tr("HTTP")
+        case .portal: t.tr("portal")
+        case .none: ""
         }
     }
 
-    /// One block per family, one line per layer, then the verdict.
-    static func checklist(_ r: LayerWalk.Report, marks: Marks) -> String {
+    /// One block per family, one line per layer, then the verdict. The labels and
+    /// the verdict are in the language of `t`; each check's detail (addresses,
+    /// hosts, the system's error) is shown as measured.
+    static func checklist(_ r: LayerWalk.Report, marks: Marks, _ t: Translator = .english) -> String {
         var out = ""
         var family = ""
         let width = max(marks.ok.count, marks.fail.count, marks.skipped.count)
+        let labelWidth = max(14, (r.steps.map { columns(layerName($0.layer, t)) }.max() ?? 0) + 1)
         for step in r.steps {
             if step.family != family {
                 family = step.family
@@ -88,9 +96,15 @@ struct DiagnoseCommand: ParsableCommand {
             let mark = marks.mark(step.mark)
             let time = step.mark == .skipped && step.milliseconds == 0 ? "" : "  " + Self.millis(step.milliseconds)
             out += "  " + mark + String(repeating: " ", count: width - mark.count) + "  "
-                + pad(layerName(step.layer), 14) + TerminalText.visible(step.detail) + time + "\n"
+                + pad(layerName(step.layer, t), labelWidth) + TerminalText.visible(step.detail) + time + "\n"
         }
-        out += "\(r.state.rawValue): \(TerminalText.visible(r.reason))\n"
+        var verdict = StateEvent(state: r.state, previous: .unknown, since: 0, reason: r.reason, sequence: 0)
+        verdict.diagnosis = r.diagnosis
+        verdict.families = r.families
+        let reason = verdict.reasonText(t)
+        let state = t.stateName(r.state)
+        out += (reason.isEmpty ? state : t.tr("{state}: {reason}", ["state": state, "reason": TerminalText.visible(reason)]))
+            + "\n"
         return out
     }
 
@@ -98,8 +112,23 @@ struct DiagnoseCommand: ParsableCommand {
         ms < 10 ? "(\(Double(Int(ms * 10)) / 10) ms)" : "(\(Int(ms.rounded())) ms)"
     }
 
+    /// `s` padded with spaces to `n` terminal columns (at least one space after it).
     static func pad(_ s: String, _ n: Int) -> String {
-        s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
+        let used = columns(s)
+        return used >= n ? s + " " : s + String(repeating: " ", count: n - used)
+    }
+
+    /// Terminal columns `s` takes: Hangul and the other East Asian wide
+    /// characters take two, so a translated label still lines up.
+    static func columns(_ s: String) -> Int {
+        s.unicodeScalars.reduce(0) { sum, c in
+            switch c.value {
+            case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
+                 0xFF00...0xFF60, 0xFFE0...0xFFE6: sum + 2
+            case 0x0300...0x036F, 0x064B...0x065F, 0x200B...0x200F: sum  // combining marks, zero-width joiners
+            default: sum + 1
+            }
+        }
     }
 
     static func json(_ r: LayerWalk.Report) -> String {

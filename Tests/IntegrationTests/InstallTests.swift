@@ -15,6 +15,9 @@ import Testing
         let manifest = try Installation.manifest(prefix: "/usr/local")
         #expect(manifest.contains("/usr/local/bin/lifeline"))
         #expect(manifest.contains("/usr/local/libexec/lifeline/lifeline-cli"))
+        for language in ["ko", "fa"] {
+            #expect(manifest.contains("/usr/local/share/locale/\(language)/LC_MESSAGES/lifeline.mo"))
+        }
         // Nothing is installed that uninstall does not know about.
         #expect(Installation.files(under: root) == manifest.map { String($0.dropFirst()) }.sorted())
 
@@ -136,6 +139,10 @@ import Testing
         #expect(status.stdout.isEmpty)
         #expect(status.stderr.contains("systemctl --user enable --now lifeline"), "\(status.stderr)")
 
+        for language in ["ko", "fa"] {
+            let catalog = root + "/usr/share/locale/\(language)/LC_MESSAGES/lifeline.mo"
+            #expect(FileManager.default.fileExists(atPath: catalog), "no \(catalog)")
+        }
         for file in ["copyright", "changelog.gz"] {
             #expect(FileManager.default.fileExists(atPath: root + "/usr/share/doc/lifeline/" + file), "no \(file)")
         }

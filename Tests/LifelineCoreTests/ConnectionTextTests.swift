@@ -11,14 +11,14 @@ import Testing
 
     @Test func statusLineNamesTheConnection() {
         let e = event(connection: "Home Wi-Fi", metered: true)
-        let line = StatusFormat.render(StatusFormat.plainTemplate(for: e), e, now: 125_000_000)
+        let line = StatusFormat.plainLine(e, now: 125_000_000)
         #expect(line == "online via Home Wi-Fi (wifi, metered) for 2m 5s: probe answered in 12 ms")
         #expect(StatusFormat.render("{connection}", e, now: 0) == "Home Wi-Fi")
     }
 
     @Test func withoutANameTheInterfaceStays() {
         let e = event(connection: "", metered: false)
-        let line = StatusFormat.render(StatusFormat.plainTemplate(for: e, duration: false), e, now: 0)
+        let line = StatusFormat.plainLine(e, now: 0, duration: false)
         #expect(line == "online via wlan0 (wifi): probe answered in 12 ms")
     }
 

@@ -50,7 +50,7 @@ private func checkRoundTrip(_ event: StateEvent) {
 private func checkSurfaces(_ event: StateEvent) {
     let now = event.since &+ 1_000_000
     _ = StatusFormat.render("{icon} {state} {interface} {kind} {rtt_ms} {since} {duration} {reason}", event, now: now)
-    _ = StatusFormat.plainTemplate(for: event)
+    _ = StatusFormat.plainLine(event, now: now)
     for name in WatchFormat.names {
         _ = WatchFormat(argument: name)?.line(event, now: now)
     }
