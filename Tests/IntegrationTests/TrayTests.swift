@@ -1,0 +1,197 @@
+import Foundation
+import LifelineDBus
+import Testing
+
+/// The `tray` sink against a tray host's side of the protocol: a Python (Gio)
+/// StatusNotifierWatcher on a private bus, the daemon driven by a scripted
+/// monitor through online → offline → limited → online.
+@Suite(.serialized) struct TrayTests {
+    static let lifeline = "org.lifeline.Lifeline1"
+
+    /// A daemon (not started) with a scripted network, a monitor that writes
+    /// each check request it gets to `checks.log`, and `sinks`.
+    func daemon(on environment: [String: String], sinks: [String]) throws -> (DaemonFixture, ScriptedNetwork, String) {
+        let fixture = try DaemonFixture(extraEnvironment: environment)
+        let net = ScriptedNetwork(fixture: fixture)
+        let checks = fixture.path("checks.log")
+        let checker = try fixture.writeScript("checker", "#!/bin/sh\nwhile read -r line; do echo \"$line\" >> '\(checks)'; done\n")
+        try fixture.writeConfig(net.config(debounceMs: 0, sinks: sinks.map { "[[sink]]\nkind = \"\($0)\"" }.joined(separator: "\n")) + """
+
+            [[monitor]]
+            kind = "exec"
+            command = ["\(checker)"]
+            checks = true
+            """)
+        return (fixture, net, checks)
+    }
+
+    @Test func aWatcherSeesTheIconChangeAndUsesItsMenu() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, net, checks) = try daemon(on: bus.environment, sinks: ["tray", "log", "dbus"])
+        defer { Task { await fixture.stop() } }
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try fixture.start()
+
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        let props = try #require(try JSONSerialization.jsonObject(with: Data(watcher.host(["props", name]).stdout.utf8)) as? [String: Any])
+        #expect(props["Category"] as? String == "SystemServices")
+        #expect(props["Id"] as? String == "lifeline")
+        #expect(props["Title"] as? String == "Lifeline")
+        #expect(props["ItemIsMenu"] as? Bool == false)
+        let menuPath = try #require(props["Menu"] as? String)
+
+        // Each transition: the three signals, and what the host then reads.
+        let steps: [(state: String, interface: String, reason: String, icon: String, status: String, heading: String)] = [
+            ("online", "eth0", "", "network-transmit-receive", "Passive", "Online"),
+            ("offline", "", "cable pulled", "network-offline", "NeedsAttention", "Offline"),
+            ("limited", "eth0", "no answer from the check server", "network-error", "Active", "Connected, but no internet"),
+            ("online", "eth0", "", "network-transmit-receive", "Passive", "Online"),
+        ]
+        for (i, step) in steps.enumerated() {
+            let before = watcher.signals.count
+            try net.say(step.state, interface: step.interface, reason: step.reason)
+            await Harness.waitUntil("signals for \(step.state) (step \(i))") {
+                Set(watcher.signals.dropFirst(before).map(\.member)).isSuperset(of: ["NewIcon", "NewStatus", "NewToolTip"])
+            }
+            let seen = try #require(watcher.signals.last?.props, "step \(i)")
+            #expect(seen["IconName"] as? String == step.icon, "step \(i)")
+            #expect(seen["Status"] as? String == step.status, "step \(i)")
+            let tooltip = seen["ToolTip"] as? [Any] ?? []
+            #expect(tooltip.first as? String == step.icon, "step \(i): \(tooltip)")
+            #expect(tooltip.count == 4 && tooltip[2] as? String == step.heading, "step \(i): \(tooltip)")
+            let text = tooltip.count == 4 ? tooltip[3] as? String ?? "" : ""
+            #expect(text.contains("Since "), "step \(i): \(text)")
+            if !step.interface.isEmpty { #expect(text.contains(step.interface), "step \(i): \(text)") }
+            if !step.reason.isEmpty { #expect(text.contains(step.reason), "step \(i): \(text)") }
+        }
+
+        // The menu, as the host reads it; the outage just over is listed.
+        var menu = try #require(try watcher.menu(of: name, path: menuPath))
+        #expect(menu.labels == ["Check now", "Mute for 1 hour", "Recent outages", "Open log"])
+        await Harness.waitUntil("the outage in the menu") {
+            let outages = (try? watcher.menu(of: name, path: menuPath))??.child("Recent outages")?.labels ?? []
+            return outages.count == 1 && outages[0].contains("offline for")
+        }
+
+        // "Mute for 1 hour" mutes the daemon; the item then offers "Unmute", which unmutes it.
+        #expect(try watcher.host(["click", name, menuPath, "Mute for 1 hour"]).status == 0)
+        let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        await Harness.waitUntil("MutedUntil set") { (Self.mutedUntil(bus) ?? 0) > now + 3_000_000_000 }
+        await Harness.waitUntil("Unmute offered") {
+            (try? watcher.menu(of: name, path: menuPath))??.labels.contains("Unmute") == true
+        }
+        #expect(try watcher.host(["click", name, menuPath, "Unmute"]).status == 0)
+        await Harness.waitUntil("MutedUntil cleared") { Self.mutedUntil(bus) == 0 }
+        menu = try #require(try watcher.menu(of: name, path: menuPath))
+        #expect(menu.labels.contains("Mute for 1 hour"))
+
+        // A click on the icon is "Check now": the checking monitor is asked.
+        #expect(try watcher.host(["activate", name]).status == 0)
+        await Harness.waitUntil("a check request") { (try? String(contentsOfFile: checks, encoding: .utf8))?.contains("check") == true }
+
+        // The watcher restarts: the item registers with the new one, by itself.
+        watcher.stop()
+        try await watcher.start()
+        await Harness.waitUntil("registered again") { watcher.events("registered").count == 2 }
+        #expect(watcher.itemName == name)
+        #expect(!fixture.daemonLog.contains("warning"), "\(fixture.daemonLog)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// A real tray: waybar under headless sway shows the icon, and a different one once offline.
+    @Test func waybarShowsTheIconChangeFromOnlineToOffline() async throws {
+        guard Harness.available(.rootAnd(WaylandTray.tools + ["tail", "/usr/bin/convert"])) else { return }
+        let tray = try WaylandTray()
+        try await tray.start()
+        let (fixture, net, _) = try daemon(on: tray.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        try fixture.start()
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        // The icon is drawn when waybar has read it: wait for the corner to change from the empty bar.
+        let empty = try tray.trayCorner(of: tray.screenshot(named: "tray-empty.png"))
+        var online = empty
+        await Harness.waitUntil("the online icon drawn") {
+            guard let shot = try? tray.trayCorner(of: tray.screenshot(named: "tray-online.png")) else { return false }
+            online = shot
+            return WaylandTray.differingPixels(empty, shot) > 20
+        }
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("offline") { fixture.loggedStates() == ["online", "offline"] }
+        var offline = online
+        await Harness.waitUntil("the offline icon drawn") {
+            guard let shot = try? tray.trayCorner(of: tray.screenshot(named: "tray-offline.png")) else { return false }
+            offline = shot
+            return WaylandTray.differingPixels(online, shot) > 20
+        }
+        #expect(WaylandTray.colours(online) > 2, "the online corner is blank")
+        #expect(WaylandTray.colours(offline) > 2, "the offline corner is blank")
+        #expect(WaylandTray.differingPixels(online, offline) > 20, "\(tray.logs)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// A tray host that stops answering (SIGSTOP after taking the registration,
+    /// before replying) delays neither the daemon's D-Bus service nor the toast.
+    @Test func aHungTrayHostDelaysNeitherTheServiceNorTheToast() async throws {
+        guard TrayWatcher.available(), Harness.available(.tools(Desktop.tools)) else { return }
+        let desktop = try Desktop()
+        try await desktop.startNotificationServer()
+        let (fixture, net, _) = try daemon(on: desktop.environment, sinks: ["tray", "dbus", "libnotify", "log"])
+        defer { Task { await fixture.stop() } }
+        let watcher = TrayWatcher(bus: desktop.bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start(hang: true)
+        defer { watcher.stop() }
+        try fixture.start()
+        await Harness.waitUntil("serving") { fixture.daemonLog.contains("serving \(Self.lifeline)") }
+        await Harness.waitUntil("the host took the registration and hung") {
+            watcher.itemName != nil && Self.isStopped(watcher.pid)
+        }
+        let client = try BusConnection.connect(address: desktop.bus.address)
+        func roundTrip() throws -> Double {
+            let m = try BusMessage.methodCall(destination: Self.lifeline, path: "/org/lifeline/Lifeline1", interface: Self.lifeline, member: "GetStatus")
+            let start = ContinuousClock.now
+            do { _ = try client.callBlocking(m, timeout: .seconds(2)) } catch { return .infinity }
+            return (ContinuousClock.now - start).inMilliseconds
+        }
+        var calls: [Double] = []
+        var toasts: [Double] = []
+        for (i, state) in ["online", "offline", "limited", "offline"].enumerated() {
+            let asked = ContinuousClock.now
+            try net.say(state, interface: state == "offline" ? "" : "eth0", reason: "step \(i)")
+            await Harness.waitUntil("step \(i) published") { fixture.loggedStates().count == i + 1 }
+            if state == "offline", toasts.isEmpty {
+                await Harness.waitUntil("toast for step \(i)") { desktop.displayedCount() == 1 }
+                toasts.append((ContinuousClock.now - asked).inMilliseconds)
+            }
+            for _ in 0..<5 { calls.append(try roundTrip()) }
+        }
+        #expect(NotifyHangTests.p95(calls) < 10, "GetStatus round trips, ms: \(calls)")
+        #expect(toasts.allSatisfy { $0 < 1000 }, "offline published → toast on screen, ms: \(toasts)")
+        #expect(Self.isStopped(watcher.pid), "the host was to stay hung throughout")
+        let asked = ContinuousClock.now
+        #expect(await fixture.stop(timeout: .seconds(10)) == 0)
+        #expect(ContinuousClock.now - asked < .seconds(5), "the daemon's exit waited on the hung host")
+    }
+
+    /// Whether `pid` is stopped (state T in /proc).
+    static func isStopped(_ pid: pid_t?) -> Bool {
+        guard let pid, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] == "T"
+    }
+
+    /// The daemon's MutedUntil property over D-Bus (µs since the epoch; 0 when not muted).
+    static func mutedUntil(_ bus: PrivateBus) -> UInt64? {
+        guard let r = try? Harness.run(["gdbus", "call", "--session", "--dest", lifeline, "--object-path", "/org/lifeline/Lifeline1",
+                                        "--method", "org.freedesktop.DBus.Properties.Get", lifeline, "MutedUntil"],
+                                       environment: ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }),
+              r.status == 0 else { return nil }
+        // "(<uint64 1763912345000000>,)"
+        let digits = r.stdout.split(separator: " ").last?.prefix { $0.isNumber } ?? ""
+        return UInt64(digits)
+    }
+}
