@@ -63,10 +63,11 @@ final class WaylandTray: @unchecked Sendable {
     }
 
     /// The environment sway, waybar and grim run with, as `nobody`.
-    private func asUser(_ argv: [String], wayland: Bool) -> [String] {
+    private func asUser(_ argv: [String], wayland: Bool, extra: [String] = []) -> [String] {
         var env = ["PATH=/usr/bin:/bin", "HOME=\(root.path)", "XDG_RUNTIME_DIR=\(root.appendingPathComponent("run").path)",
                    "DBUS_SESSION_BUS_ADDRESS=\(busAddress)", "NO_AT_BRIDGE=1", "GTK_A11Y=none"]
         if wayland { env.append("WAYLAND_DISPLAY=\(waylandDisplay)") }
+        env += extra
         return ["setpriv", "--reuid=\(Self.user)", "--regid=\(Self.group)", "--clear-groups", "env", "-i"] + env + argv
     }
 
@@ -74,18 +75,25 @@ final class WaylandTray: @unchecked Sendable {
     func start() async throws {
         let runtime = root.appendingPathComponent("run")
         await Harness.waitUntil("the bus") { FileManager.default.fileExists(atPath: self.root.appendingPathComponent("bus").path) }
-        let sway = asUser(["sway", "-c", root.appendingPathComponent("sway.conf").path], wayland: false)
-        processes.append(try Spawned(["env", "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman"] + sway,
+        // No GPU and no seat here: the headless backend and the software renderer.
+        let sway = asUser(["sway", "-c", root.appendingPathComponent("sway.conf").path], wayland: false,
+                          extra: ["WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman"])
+        processes.append(try Spawned(sway,
                                      stdout: .file(root.appendingPathComponent("sway.log").path), stderr: .stdout))
-        await Harness.waitUntil("sway's socket") {
+        let swayUp = await Harness.waitUntil("sway's socket") {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: runtime.path)) ?? []
             guard let display = names.first(where: { $0.hasPrefix("wayland-") && !$0.hasSuffix(".lock") }) else { return false }
             self.waylandDisplay = display
             return true
         }
+        guard swayUp else {
+            throw StartFailure(description: "sway did not start headless:\n\(logs)")
+        }
         processes.append(try Spawned(asUser(["waybar", "-c", root.appendingPathComponent("waybar.json").path], wayland: true),
                                      stdout: .file(root.appendingPathComponent("waybar.log").path), stderr: .stdout))
-        await Harness.waitUntil("waybar's tray on the bus") { self.owns("org.kde.StatusNotifierWatcher") }
+        if !(await Harness.waitUntil("waybar's tray on the bus") { self.owns("org.kde.StatusNotifierWatcher") }) {
+            throw StartFailure(description: "waybar's tray did not start:\n\(logs)")
+        }
     }
 
     var environment: [String: String] {
@@ -108,24 +116,25 @@ final class WaylandTray: @unchecked Sendable {
 
     /// The whole screen (grim), kept under `artifacts/` as a test artifact.
     func screenshot(named name: String) throws -> URL {
+        try grim(named: name, region: nil)
+    }
+
+    /// The tray's corner of the screen: the right end of the bar, kept beside it.
+    func trayCorner(named name: String) throws -> URL {
+        let width = 2 * Self.height
+        return try grim(named: name, region: "\(Self.width - width),0 \(width)x\(Self.height)")
+    }
+
+    private func grim(named name: String, region: String?) throws -> URL {
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let dir = repo.appendingPathComponent("artifacts")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let file = dir.appendingPathComponent(name)
-        let r = try Spawned.run(asUser(["grim", "-"], wayland: true))
+        let r = try Spawned.run(asUser(["grim"] + (region.map { ["-g", $0] } ?? []) + ["-"], wayland: true))
         #expect(r.status == 0, "grim failed: \(String(decoding: r.stderr, as: UTF8.self))")
         try Data(r.stdout).write(to: file)
         return file
-    }
-
-    /// The tray's corner of a screenshot: the right end of the bar, as a new file.
-    func trayCorner(of picture: URL) throws -> URL {
-        let out = picture.deletingPathExtension().appendingPathExtension("tray.png")
-        let width = 2 * Self.height
-        let r = try Harness.run(["/usr/bin/convert", picture.path, "-crop", "\(width)x\(Self.height)+\(Self.width - width)+0", "+repage", out.path])
-        #expect(r.status == 0, "convert failed: \(r.stderr)")
-        return out
     }
 
     /// How many colours a picture has (1: blank).
@@ -138,6 +147,10 @@ final class WaylandTray: @unchecked Sendable {
         // compare prints the count on standard error and exits 1 when they differ.
         let r = try? Harness.run(["compare", "-metric", "AE", a.path, b.path, "null:"])
         return Int(Double(r?.stderr.split(separator: " ").first ?? "") ?? -1)
+    }
+
+    struct StartFailure: Error, CustomStringConvertible {
+        var description: String
     }
 
     deinit {
