@@ -102,6 +102,31 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// No tray host at first: the daemon says nothing above debug level about it,
+    /// and registers as soon as one appears.
+    @Test func aWatcherThatComesLaterGetsTheIconAndNoOneIsToldBefore() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        try fixture.start()
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("offline") { fixture.loggedStates() == ["offline"] }
+        await Harness.waitUntil("the tray looked for a host") { fixture.daemonLog.contains("no tray host on the session bus") }
+        let said = fixture.daemonLog.split(separator: "\n").filter { $0.contains("tray") }
+        #expect(said.allSatisfy { $0.contains("debug") }, "\(said)")
+
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        let props = try #require(try JSONSerialization.jsonObject(with: Data(watcher.host(["props", name]).stdout.utf8)) as? [String: Any])
+        #expect(props["Status"] as? String == "NeedsAttention")
+        #expect(props["IconName"] as? String == "network-offline")
+        #expect(await fixture.stop() == 0)
+    }
+
     /// A real tray: waybar under headless sway shows the icon, and a different one once offline.
     @Test func waybarShowsTheIconChangeFromOnlineToOffline() async throws {
         guard Harness.available(.rootAnd(WaylandTray.tools + ["tail"])) else { return }
