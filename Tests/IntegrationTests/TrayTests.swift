@@ -102,6 +102,60 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// "Open log" runs `xdg-open` with the log's path as one argument, no shell
+    /// between, and does not wait for it: the sink answers the next click at once.
+    @Test func openLogHandsThePathToXdgOpenAndWaitsForNothing() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        // A viewer that stays open: it writes its arguments, one per line, and its pid, and sleeps.
+        let bin = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-tray-bin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: bin) }
+        let opened = bin.appendingPathComponent("opened.txt").path
+        let viewerPid = bin.appendingPathComponent("viewer.pid").path
+        let viewer = bin.appendingPathComponent("xdg-open").path
+        try "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '\(opened)'; done\necho $$ > '\(viewerPid)'\nexec sleep 30\n"
+            .write(toFile: viewer, atomically: true, encoding: .utf8)
+        chmod(viewer, 0o755)
+        defer {
+            if let pid = (try? String(contentsOfFile: viewerPid, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGKILL)
+            }
+        }
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let (daemonFixture, net, checks) = try daemon(on: bus.environment.merging(["PATH": path]) { $1 }, sinks: [])
+        let log = daemonFixture.path("it's a $(touch pwned) log.jsonl")
+        defer { Task { await daemonFixture.stop() } }
+        try String(contentsOfFile: daemonFixture.configPath, encoding: .utf8).appending("""
+
+            [[sink]]
+            kind = "log"
+            path = "\(log)"
+
+            [[sink]]
+            kind = "tray"
+            log = "\(log)"
+            """).write(toFile: daemonFixture.configPath, atomically: true, encoding: .utf8)
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: daemonFixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try daemonFixture.start()
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Open log"]).status == 0)
+        await Harness.waitUntil("xdg-open ran") { (try? String(contentsOfFile: opened, encoding: .utf8)) != nil }
+        #expect(try String(contentsOfFile: opened, encoding: .utf8) == log + "\n")
+        // The viewer is still open; the menu answers the next click at once.
+        #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Check now"]).status == 0)
+        await Harness.waitUntil(timeout: .seconds(2), "a check request") {
+            (try? String(contentsOfFile: checks, encoding: .utf8))?.contains("check") == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: daemonFixture.path("pwned")))
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/pwned"))
+        #expect(await daemonFixture.stop() == 0)
+    }
+
     /// No tray host at first: the daemon says nothing above debug level about it,
     /// and registers as soon as one appears.
     @Test func aWatcherThatComesLaterGetsTheIconAndNoOneIsToldBefore() async throws {
