@@ -164,7 +164,8 @@ import Testing
         let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
         defer { Task { await fixture.stop() } }
         try fixture.start()
-        try net.say("offline", reason: "cable pulled")
+        // A reason is another program's text: a right-to-left override and a terminal escape in it.
+        try net.say("offline", reason: "cable\\u202e pulled\\u001b[31m")
         await Harness.waitUntil("offline") { fixture.loggedStates() == ["offline"] }
         await Harness.waitUntil("the tray looked for a host") { fixture.daemonLog.contains("no tray host on the session bus") }
         let said = fixture.daemonLog.split(separator: "\n").filter { $0.contains("tray") }
@@ -178,6 +179,9 @@ import Testing
         let props = try #require(try JSONSerialization.jsonObject(with: Data(watcher.host(["props", name]).stdout.utf8)) as? [String: Any])
         #expect(props["Status"] as? String == "NeedsAttention")
         #expect(props["IconName"] as? String == "network-offline")
+        let text = (props["ToolTip"] as? [Any])?.last as? String ?? ""
+        #expect(text.contains("cable pulled"), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect(!text.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B }, "\(text.debugDescription)")
         #expect(await fixture.stop() == 0)
     }
 
