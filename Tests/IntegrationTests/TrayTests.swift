@@ -243,7 +243,9 @@ import Testing
             }
             for _ in 0..<5 { calls.append(try roundTrip()) }
         }
-        #expect(NotifyHangTests.p95(calls) < 10, "GetStatus round trips, ms: \(calls)")
+        // A loop held by the host would hold each call for D-Bus's 25 s; a tenth of
+        // a second leaves room for two cores shared with builds.
+        #expect(NotifyHangTests.p95(calls) < 100, "GetStatus round trips, ms: \(calls)")
         #expect(toasts.allSatisfy { $0 < 1000 }, "offline published → toast on screen, ms: \(toasts)")
         #expect(Self.isStopped(watcher.pid), "the host was to stay hung throughout")
         let asked = ContinuousClock.now
