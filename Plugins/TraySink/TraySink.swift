@@ -13,7 +13,7 @@ import LifelineProtocol
 ///
 /// Config keys:
 /// - `log` (string): the event log that "Recent outages" and "Open log" read;
-///   default the `log` sink's default file. Set it when the log sink writes elsewhere.
+///   default the file the config's first `log` sink writes.
 public struct TraySink: Sink {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }

@@ -102,8 +102,9 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    /// "Open log" runs `xdg-open` with the log's path as one argument, no shell
-    /// between, and does not wait for it: the sink answers the next click at once.
+    /// "Open log" runs `xdg-open` with the path the log sink writes as one
+    /// argument, no shell between, and does not wait for it: the sink answers
+    /// the next click at once.
     @Test func openLogHandsThePathToXdgOpenAndWaitsForNothing() async throws {
         guard TrayWatcher.available() else { return }
         let bus = try PrivateBus()
@@ -134,7 +135,6 @@ import Testing
 
             [[sink]]
             kind = "tray"
-            log = "\(log)"
             """).write(toFile: daemonFixture.configPath, atomically: true, encoding: .utf8)
         let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: daemonFixture.path("watcher.jsonl")))
         try await watcher.start()
