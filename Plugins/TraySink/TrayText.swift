@@ -70,10 +70,22 @@ enum TrayText {
         }
     }
 
+    /// The template with each `{key}` replaced, in one pass: a value that holds
+    /// braces itself (a connection named "{time}") is left as it is.
     static func fill(_ template: String, _ values: [String: String]) -> String {
-        var out = template
-        for (key, value) in values { out = out.replacing("{\(key)}", with: value) }
-        return out
+        var out = ""
+        var rest = template[...]
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}"), let value = values[String(rest[rest.index(after: open)..<close])] else {
+                out.append("{")
+                rest = rest[rest.index(after: open)...]
+                continue
+            }
+            out += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return out + rest
     }
 
     /// A reason comes from the network or another program: control characters
