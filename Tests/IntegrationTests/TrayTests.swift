@@ -102,6 +102,42 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// "Recent outages" lists the last five outages of the log, newest first.
+    @Test func recentOutagesAreTheLastFiveNewestFirst() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, _, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        // Seven outages on seven days, the i-th lasting i + 1 minutes.
+        let day: Int64 = 86_400_000_000, minute: Int64 = 60_000_000
+        let start = Int64(Date().timeIntervalSince1970 * 1_000_000) - 8 * day
+        var lines: [String] = []
+        for i in 0..<7 {
+            let down = start + Int64(i) * day
+            for (n, (state, previous, since)) in [("offline", "online", down), ("online", "offline", down + Int64(i + 1) * minute)].enumerated() {
+                lines.append(#"{"state":"\#(state)","previous":"\#(previous)","since":\#(since),"interface":"eth0","kind":"ethernet","reason":"","rtt_ms":-1,"metered":false,"sequence":\#(i * 2 + n + 1)}"#)
+            }
+        }
+        try FileManager.default.createDirectory(atPath: (fixture.eventLogPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: fixture.eventLogPath, atomically: true, encoding: .utf8)
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try fixture.start()
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        var listed: [MenuNode] = []
+        await Harness.waitUntil("the outages in the menu") {
+            listed = (try? watcher.menu(of: name, path: "/StatusNotifierItem/Menu"))??.child("Recent outages")?.children ?? []
+            return listed.count == 5
+        }
+        for (line, minutes) in zip(listed, [7, 6, 5, 4, 3]) {
+            #expect(line.label.contains("offline for \(minutes)m"), "\(listed.map(\.label))")
+            #expect(line.enabled == false, "a line to read, not to click: \(line.label)")
+        }
+        #expect(await fixture.stop() == 0)
+    }
+
     /// "Open log" runs `xdg-open` with the path the log sink writes as one
     /// argument, no shell between, and does not wait for it: the sink answers
     /// the next click at once.
