@@ -19,7 +19,7 @@ TEST_PACKAGES += dnsmasq-base
 # What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.
 TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
 # The tray tests: a StatusNotifierWatcher in Python (Gio), waybar's tray under headless sway, grim.
-TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim
+TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim adwaita-icon-theme
 # The side-by-side benchmark drives GLib's GNetworkMonitor from Python.
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine python3-gi gir1.2-glib-2.0
 # `make install`: where, a staging root, and where the binaries were built.
