@@ -6,6 +6,8 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 RELEASE_FLAGS += -Xlinker -z -Xlinker now
 # Libraries the daemon links (pkg-config names them to SwiftPM).
 BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-openssl-dev libnotify-dev
+# The tray icon's menu.
+BUILD_PACKAGES += libdbusmenu-glib-dev
 # Real components the integration tests drive.
 TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin libglib2.0-bin coreutils nftables \
                 dunst xvfb imagemagick x11-utils tmux xfce4-notifyd notification-daemon libpango-1.0-0 xdotool \
@@ -16,6 +18,8 @@ TEST_PACKAGES += python3-prometheus-client
 TEST_PACKAGES += dnsmasq-base
 # What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.
 TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
+# The tray tests: a StatusNotifierWatcher in Python (Gio), waybar's tray under headless sway, grim.
+TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim adwaita-icon-theme
 # The side-by-side benchmark drives GLib's GNetworkMonitor from Python.
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine python3-gi gir1.2-glib-2.0
 # `make install`: where, a staging root, and where the binaries were built.

@@ -15,6 +15,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
     ("ExecSink", ["LifelineProtocol"]),
     ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
+    ("TraySink", ["CDbusmenu", "CGLib", "LifelineGLib", "LifelineProtocol"]),
 ]
 
 let package = Package(
@@ -59,6 +60,8 @@ let package = Package(
         // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
         .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib", "LifelineCore"]),
         .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
+        // The tray icon's menu (com.canonical.dbusmenu); GIO comes through CGLib's flags.
+        .systemLibrary(name: "CDbusmenu", pkgConfig: "dbusmenu-glib-0.4", providers: [.apt(["libdbusmenu-glib-dev"])]),
         .target(
             name: "LifelineConfig",
             dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]

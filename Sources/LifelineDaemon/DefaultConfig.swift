@@ -35,6 +35,9 @@ public enum DefaultConfig {
 
         [[sink]]
         kind = "exec"
+
+        [[sink]]
+        kind = "tray"
         """
 
     /// The same, as the loader reads it. Built here rather than parsed, so the
@@ -47,7 +50,7 @@ public enum DefaultConfig {
         return ConfigTable([
             ("debounce", .table(ConfigTable([("down", .string("2s")), ("up", .string("1s"))]))),
             ("monitor", kinds("netlink", "probe", "networkmanager", "logind")),
-            ("sink", kinds("log", "dbus", "libnotify", "tmux", "exec")),
+            ("sink", kinds("log", "dbus", "libnotify", "tmux", "exec", "tray")),
         ])
     }
 }

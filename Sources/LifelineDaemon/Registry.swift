@@ -10,6 +10,7 @@ import NotifySink
 import ProbeMonitor
 import PrometheusSink
 import TmuxSink
+import TraySink
 
 /// Every plugin kind the daemon knows, in one place (like i3status-rust's
 /// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
@@ -30,6 +31,7 @@ public enum Registry {
         TmuxSink.self,
         PrometheusSink.self,
         ExecSink.self,
+        TraySink.self,
     ]
 
     public static func monitor(kind: String) -> (any Monitor.Type)? { monitors.first { $0.kind == kind } }

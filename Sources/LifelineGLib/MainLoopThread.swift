@@ -38,8 +38,22 @@ public final class MainLoopThread: @unchecked Sendable {
         var stopped = false
     }
 
-    public init(name: String) {
-        context = g_main_context_new()
+    public convenience init(name: String) {
+        self.init(name: name, context: g_main_context_new())
+    }
+
+    /// A loop on GLib's global default context, for a library that queues its
+    /// own work there (g_idle_add, g_timeout_add) whatever context is
+    /// thread-default: libdbusmenu-glib sends its signals and handles menu clicks
+    /// that way, and without a loop on that context they never happen. At most
+    /// one such loop may run in the process.
+    public convenience init(nameOnDefaultContext name: String) {
+        self.init(name: name, context: g_main_context_ref(g_main_context_default()))
+    }
+
+    /// `context`: one reference, which the loop keeps.
+    private init(name: String, context: OpaquePointer) {
+        self.context = context
         loop = g_main_loop_new(context, 0)
         let start = ThreadStart(context: context, loop: loop)
         let box = Unmanaged.passRetained(start).toOpaque()

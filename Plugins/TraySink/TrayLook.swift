@@ -1,0 +1,30 @@
+import LifelineCore
+
+/// What the tray icon shows for one state: the StatusNotifierItem's IconName,
+/// Status and ToolTip, and whether the menu offers "Unmute".
+struct TrayLook: Equatable, Sendable {
+    /// A name from the freedesktop icon naming spec, the toast's for the same state.
+    var icon: String
+    /// Passive: hosts may tuck the icon away; Active and NeedsAttention ask to be seen.
+    var status: String
+    var heading: String
+    var text: String
+    var muted: Bool
+
+    init(_ update: Update, now: Int64) {
+        let e = update.event
+        switch e.state {
+        case .online:
+            (icon, status) = ("network-transmit-receive", "Passive")
+        case .offline:
+            (icon, status) = ("network-offline", "NeedsAttention")
+        case .limited, .portal:
+            (icon, status) = ("network-error", "Active")
+        case .unknown:
+            (icon, status) = ("network-idle", "Passive")
+        }
+        heading = TrayText.heading(e.state)
+        text = TrayText.sentence(e)
+        muted = update.isMuted(at: now)
+    }
+}

@@ -1,0 +1,329 @@
+import Foundation
+import LifelineDBus
+import Testing
+
+/// The `tray` sink against a tray host's side of the protocol: a Python (Gio)
+/// StatusNotifierWatcher on a private bus, the daemon driven by a scripted
+/// monitor through online → offline → limited → online.
+@Suite(.serialized) struct TrayTests {
+    static let lifeline = "org.lifeline.Lifeline1"
+
+    /// A daemon (not started) with a scripted network, a monitor that writes
+    /// each check request it gets to `checks.log`, and `sinks`.
+    func daemon(on environment: [String: String], sinks: [String]) throws -> (DaemonFixture, ScriptedNetwork, String) {
+        let fixture = try DaemonFixture(extraEnvironment: environment)
+        let net = ScriptedNetwork(fixture: fixture)
+        let checks = fixture.path("checks.log")
+        let checker = try fixture.writeScript("checker", "#!/bin/sh\nwhile read -r line; do echo \"$line\" >> '\(checks)'; done\n")
+        try fixture.writeConfig(net.config(debounceMs: 0, sinks: sinks.map { "[[sink]]\nkind = \"\($0)\"" }.joined(separator: "\n")) + """
+
+            [[monitor]]
+            kind = "exec"
+            command = ["\(checker)"]
+            checks = true
+            """)
+        return (fixture, net, checks)
+    }
+
+    @Test func aWatcherSeesTheIconChangeAndUsesItsMenu() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, net, checks) = try daemon(on: bus.environment, sinks: ["tray", "log", "dbus"])
+        defer { Task { await fixture.stop() } }
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try fixture.start()
+
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        let props = try #require(try JSONSerialization.jsonObject(with: Data(watcher.host(["props", name]).stdout.utf8)) as? [String: Any])
+        #expect(props["Category"] as? String == "SystemServices")
+        #expect(props["Id"] as? String == "lifeline")
+        #expect(props["Title"] as? String == "Lifeline")
+        #expect(props["ItemIsMenu"] as? Bool == false)
+        let menuPath = try #require(props["Menu"] as? String)
+
+        // Each transition: the three signals, and what the host then reads.
+        let steps: [(state: String, interface: String, reason: String, icon: String, status: String, heading: String)] = [
+            ("online", "eth0", "", "network-transmit-receive", "Passive", "Online"),
+            ("offline", "", "cable pulled", "network-offline", "NeedsAttention", "Offline"),
+            ("limited", "eth0", "no answer from the check server", "network-error", "Active", "Connected, but no internet"),
+            ("online", "eth0", "", "network-transmit-receive", "Passive", "Online"),
+        ]
+        for (i, step) in steps.enumerated() {
+            let before = watcher.signals.count
+            try net.say(step.state, interface: step.interface, reason: step.reason)
+            await Harness.waitUntil("signals for \(step.state) (step \(i))") {
+                Set(watcher.signals.dropFirst(before).map(\.member)).isSuperset(of: ["NewIcon", "NewStatus", "NewToolTip"])
+            }
+            let seen = try #require(watcher.signals.last?.props, "step \(i)")
+            #expect(seen["IconName"] as? String == step.icon, "step \(i)")
+            #expect(seen["Status"] as? String == step.status, "step \(i)")
+            let tooltip = seen["ToolTip"] as? [Any] ?? []
+            #expect(tooltip.first as? String == step.icon, "step \(i): \(tooltip)")
+            #expect(tooltip.count == 4 && tooltip[2] as? String == step.heading, "step \(i): \(tooltip)")
+            let text = tooltip.count == 4 ? tooltip[3] as? String ?? "" : ""
+            #expect(text.contains("Since "), "step \(i): \(text)")
+            if !step.interface.isEmpty { #expect(text.contains(step.interface), "step \(i): \(text)") }
+            if !step.reason.isEmpty { #expect(text.contains(step.reason), "step \(i): \(text)") }
+        }
+
+        // The menu, as the host reads it; the outage just over is listed.
+        var menu = try #require(try watcher.menu(of: name, path: menuPath))
+        #expect(menu.labels == ["Check now", "Mute for 1 hour", "Recent outages", "Open log"])
+        await Harness.waitUntil("the outage in the menu") {
+            let outages = (try? watcher.menu(of: name, path: menuPath))??.child("Recent outages")?.labels ?? []
+            return outages.count == 1 && outages[0].contains("offline for")
+        }
+
+        // "Mute for 1 hour" mutes the daemon; the item then offers "Unmute", which unmutes it.
+        #expect(try watcher.host(["click", name, menuPath, "Mute for 1 hour"]).status == 0)
+        let now = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+        await Harness.waitUntil("MutedUntil set") { (Self.mutedUntil(bus) ?? 0) > now + 3_000_000_000 }
+        await Harness.waitUntil("Unmute offered") {
+            (try? watcher.menu(of: name, path: menuPath))??.labels.contains("Unmute") == true
+        }
+        #expect(try watcher.host(["click", name, menuPath, "Unmute"]).status == 0)
+        await Harness.waitUntil("MutedUntil cleared") { Self.mutedUntil(bus) == 0 }
+        menu = try #require(try watcher.menu(of: name, path: menuPath))
+        #expect(menu.labels.contains("Mute for 1 hour"))
+
+        // A click on the icon is "Check now": the checking monitor is asked.
+        #expect(try watcher.host(["activate", name]).status == 0)
+        await Harness.waitUntil("a check request") { (try? String(contentsOfFile: checks, encoding: .utf8))?.contains("check") == true }
+
+        // The watcher restarts: the item registers with the new one, by itself.
+        watcher.stop()
+        try await watcher.start()
+        await Harness.waitUntil("registered again") { watcher.events("registered").count == 2 }
+        #expect(watcher.itemName == name)
+        #expect(!fixture.daemonLog.contains("warning"), "\(fixture.daemonLog)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// "Recent outages" lists the last five outages of the log, newest first.
+    @Test func recentOutagesAreTheLastFiveNewestFirst() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, _, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        // Seven outages on seven days, the i-th lasting i + 1 minutes.
+        let day: Int64 = 86_400_000_000, minute: Int64 = 60_000_000
+        let start = Int64(Date().timeIntervalSince1970 * 1_000_000) - 8 * day
+        var lines: [String] = []
+        for i in 0..<7 {
+            let down = start + Int64(i) * day
+            for (n, (state, previous, since)) in [("offline", "online", down), ("online", "offline", down + Int64(i + 1) * minute)].enumerated() {
+                lines.append(#"{"state":"\#(state)","previous":"\#(previous)","since":\#(since),"interface":"eth0","kind":"ethernet","reason":"","rtt_ms":-1,"metered":false,"sequence":\#(i * 2 + n + 1)}"#)
+            }
+        }
+        try FileManager.default.createDirectory(atPath: (fixture.eventLogPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: fixture.eventLogPath, atomically: true, encoding: .utf8)
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try fixture.start()
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        var listed: [MenuNode] = []
+        await Harness.waitUntil("the outages in the menu") {
+            listed = (try? watcher.menu(of: name, path: "/StatusNotifierItem/Menu"))??.child("Recent outages")?.children ?? []
+            return listed.count == 5
+        }
+        for (line, minutes) in zip(listed, [7, 6, 5, 4, 3]) {
+            #expect(line.label.contains("offline for \(minutes)m"), "\(listed.map(\.label))")
+            #expect(line.enabled == false, "a line to read, not to click: \(line.label)")
+        }
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// "Open log" runs `xdg-open` with the path the log sink writes as one
+    /// argument, no shell between, and does not wait for it: the sink answers
+    /// the next click at once.
+    @Test func openLogHandsThePathToXdgOpenAndWaitsForNothing() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        // A viewer that stays open: it writes its arguments, one per line, and its pid, and sleeps.
+        let bin = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-tray-bin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: bin) }
+        let opened = bin.appendingPathComponent("opened.txt").path
+        let viewerPid = bin.appendingPathComponent("viewer.pid").path
+        let viewer = bin.appendingPathComponent("xdg-open").path
+        try "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '\(opened)'; done\necho $$ > '\(viewerPid)'\nexec sleep 30\n"
+            .write(toFile: viewer, atomically: true, encoding: .utf8)
+        chmod(viewer, 0o755)
+        defer {
+            if let pid = (try? String(contentsOfFile: viewerPid, encoding: .utf8)).flatMap({ Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                kill(pid, SIGKILL)
+            }
+        }
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let (daemonFixture, net, checks) = try daemon(on: bus.environment.merging(["PATH": path]) { $1 }, sinks: [])
+        let log = daemonFixture.path("it's a $(touch pwned) log.jsonl")
+        defer { Task { await daemonFixture.stop() } }
+        try String(contentsOfFile: daemonFixture.configPath, encoding: .utf8).appending("""
+
+            [[sink]]
+            kind = "log"
+            path = "\(log)"
+
+            [[sink]]
+            kind = "tray"
+            """).write(toFile: daemonFixture.configPath, atomically: true, encoding: .utf8)
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: daemonFixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try daemonFixture.start()
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Open log"]).status == 0)
+        await Harness.waitUntil("xdg-open ran") { (try? String(contentsOfFile: opened, encoding: .utf8)) != nil }
+        #expect(try String(contentsOfFile: opened, encoding: .utf8) == log + "\n")
+        // The viewer is still open; the menu answers the next click at once.
+        #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Check now"]).status == 0)
+        await Harness.waitUntil(timeout: .seconds(2), "a check request") {
+            (try? String(contentsOfFile: checks, encoding: .utf8))?.contains("check") == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: daemonFixture.path("pwned")))
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/pwned"))
+        #expect(await daemonFixture.stop() == 0)
+    }
+
+    /// No tray host at first: the daemon says nothing above debug level about it,
+    /// and registers as soon as one appears.
+    @Test func aWatcherThatComesLaterGetsTheIconAndNoOneIsToldBefore() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        try fixture.start()
+        // A reason is another program's text: a right-to-left override and a terminal escape in it.
+        try net.say("offline", reason: "cable\\u202e pulled\\u001b[31m")
+        await Harness.waitUntil("offline") { fixture.loggedStates() == ["offline"] }
+        await Harness.waitUntil("the tray looked for a host") { fixture.daemonLog.contains("no tray host on the session bus") }
+        let said = fixture.daemonLog.split(separator: "\n").filter { $0.contains("tray") }
+        #expect(said.allSatisfy { $0.contains("debug") }, "\(said)")
+
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        let props = try #require(try JSONSerialization.jsonObject(with: Data(watcher.host(["props", name]).stdout.utf8)) as? [String: Any])
+        #expect(props["Status"] as? String == "NeedsAttention")
+        #expect(props["IconName"] as? String == "network-offline")
+        let text = (props["ToolTip"] as? [Any])?.last as? String ?? ""
+        #expect(text.contains("cable pulled"), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect(!text.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B }, "\(text.debugDescription)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// A real tray: waybar under headless sway shows the icon, and a different one once offline.
+    @Test func waybarShowsTheIconChangeFromOnlineToOffline() async throws {
+        guard Harness.available(.rootAnd(WaylandTray.tools + ["tail"])) else { return }
+        let tray = try WaylandTray()
+        try await tray.start()
+        let empty = try tray.trayCorner(named: "tray-empty.png")
+        let (fixture, net, _) = try daemon(on: tray.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        try fixture.start()
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        let online = await Self.settledCorner(tray, named: "tray-online-corner.png", unlike: empty)
+        _ = try tray.screenshot(named: "tray-online.png")
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("offline") { fixture.loggedStates() == ["online", "offline"] }
+        let offline = await Self.settledCorner(tray, named: "tray-offline-corner.png", unlike: online)
+        _ = try tray.screenshot(named: "tray-offline.png")
+        #expect(WaylandTray.colours(online) > 2, "the online corner is blank")
+        #expect(WaylandTray.colours(offline) > 2, "the offline corner is blank")
+        #expect(WaylandTray.differingPixels(online, offline) > 20, "\(tray.logs)")
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// A tray host that stops answering (SIGSTOP after taking the registration,
+    /// before replying) delays neither the daemon's D-Bus service nor the toast.
+    @Test func aHungTrayHostDelaysNeitherTheServiceNorTheToast() async throws {
+        guard TrayWatcher.available(), Harness.available(.tools(Desktop.tools)) else { return }
+        let desktop = try Desktop()
+        try await desktop.startNotificationServer()
+        let (fixture, net, _) = try daemon(on: desktop.environment, sinks: ["tray", "dbus", "libnotify", "log"])
+        defer { Task { await fixture.stop() } }
+        let watcher = TrayWatcher(bus: desktop.bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start(hang: true)
+        defer { watcher.stop() }
+        try fixture.start()
+        await Harness.waitUntil("serving") { fixture.daemonLog.contains("serving \(Self.lifeline)") }
+        await Harness.waitUntil("the host took the registration and hung") {
+            watcher.itemName != nil && Self.isStopped(watcher.pid)
+        }
+        let client = try BusConnection.connect(address: desktop.bus.address)
+        func roundTrip() throws -> Double {
+            let m = try BusMessage.methodCall(destination: Self.lifeline, path: "/org/lifeline/Lifeline1", interface: Self.lifeline, member: "GetStatus")
+            let start = ContinuousClock.now
+            do { _ = try client.callBlocking(m, timeout: .seconds(2)) } catch { return .infinity }
+            return (ContinuousClock.now - start).inMilliseconds
+        }
+        var calls: [Double] = []
+        var toasts: [Double] = []
+        for (i, state) in ["online", "offline", "limited", "offline"].enumerated() {
+            let asked = ContinuousClock.now
+            try net.say(state, interface: state == "offline" ? "" : "eth0", reason: "step \(i)")
+            await Harness.waitUntil("step \(i) published") { fixture.loggedStates().count == i + 1 }
+            if state == "offline", toasts.isEmpty {
+                await Harness.waitUntil("toast for step \(i)") { desktop.displayedCount() == 1 }
+                toasts.append((ContinuousClock.now - asked).inMilliseconds)
+            }
+            for _ in 0..<5 { calls.append(try roundTrip()) }
+        }
+        // A loop held by the host would hold each call for D-Bus's 25 s; a tenth of
+        // a second leaves room for two cores shared with builds.
+        #expect(NotifyHangTests.p95(calls) < 100, "GetStatus round trips, ms: \(calls)")
+        #expect(toasts.allSatisfy { $0 < 1000 }, "offline published → toast on screen, ms: \(toasts)")
+        #expect(Self.isStopped(watcher.pid), "the host was to stay hung throughout")
+        let asked = ContinuousClock.now
+        #expect(await fixture.stop(timeout: .seconds(10)) == 0)
+        #expect(ContinuousClock.now - asked < .seconds(5), "the daemon's exit waited on the hung host")
+    }
+
+    /// The tray's corner once it differs from `unlike` and two pictures in a
+    /// row agree (waybar has drawn what it read).
+    static func settledCorner(_ tray: WaylandTray, named name: String, unlike: URL) async -> URL {
+        var last: URL?
+        var settled = unlike
+        await Harness.waitUntil("\(name) drawn and settled") {
+            guard let shot = try? tray.trayCorner(named: name), WaylandTray.differingPixels(unlike, shot) > 20 else { return false }
+            let kept = tray.root.appendingPathComponent(name + ".previous.png")
+            defer {
+                try? FileManager.default.removeItem(at: kept)
+                try? FileManager.default.copyItem(at: shot, to: kept)
+                last = kept
+            }
+            guard let last, WaylandTray.differingPixels(last, shot) == 0 else { return false }
+            settled = shot
+            return true
+        }
+        return settled
+    }
+
+    /// Whether `pid` is stopped (state T in /proc).
+    static func isStopped(_ pid: pid_t?) -> Bool {
+        guard let pid, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] == "T"
+    }
+
+    /// The daemon's MutedUntil property over D-Bus (µs since the epoch; 0 when not muted).
+    static func mutedUntil(_ bus: PrivateBus) -> UInt64? {
+        guard let r = try? Harness.run(["gdbus", "call", "--session", "--dest", lifeline, "--object-path", "/org/lifeline/Lifeline1",
+                                        "--method", "org.freedesktop.DBus.Properties.Get", lifeline, "MutedUntil"],
+                                       environment: ProcessInfo.processInfo.environment.merging(bus.environment) { $1 }),
+              r.status == 0 else { return nil }
+        // "(<uint64 1763912345000000>,)"
+        let digits = r.stdout.split(separator: " ").last?.prefix { $0.isNumber } ?? ""
+        return UInt64(digits)
+    }
+}
