@@ -1,20 +1,22 @@
 import Glibc
 import LifelineCore
 
-/// Every sentence the tray icon shows a person, in one place so that it can be
-/// translated as a whole. Placeholders in braces are filled in after the
-/// translation, so a language can put them where its grammar wants them.
-func trayText(_ english: String) -> String { english }
+/// Every sentence the tray icon shows a person, in one place, in the user's
+/// language. Placeholders in braces are filled in after the translation, so a
+/// language can put them where its grammar wants them.
+func trayText(_ english: String, _ values: KeyValuePairs<String, String> = [:]) -> String {
+    Translator.user.tr(english, values)
+}
 
 enum TrayText {
-    static let checkNow = trayText("Check now")
-    static let mute = trayText("Mute for 1 hour")
-    static let unmute = trayText("Unmute")
-    static let recentOutages = trayText("Recent outages")
-    static let noOutages = trayText("No outages recorded")
-    static let openLog = trayText("Open log")
+    static var checkNow: String { trayText("Check now") }
+    static var mute: String { trayText("Mute for 1 hour") }
+    static var unmute: String { trayText("Unmute") }
+    static var recentOutages: String { trayText("Recent outages") }
+    static var noOutages: String { trayText("No outages recorded") }
+    static var openLog: String { trayText("Open log") }
     /// The item's title, for hosts that list their items by name.
-    static let title = trayText("Lifeline")
+    static let title = "Lifeline"
 
     /// The tooltip's heading: what state the connection is in.
     static func heading(_ state: ConnectivityState) -> String {
@@ -32,13 +34,14 @@ enum TrayText {
         var lines: [String] = []
         let since = clock(e.since)
         if e.connectionText.isEmpty {
-            lines.append(fill(trayText("Since {time}."), ["time": since]))
+            lines.append(trayText("Since {time}.", ["time": since]))
         } else {
-            lines.append(fill(trayText("Since {time}, on {connection}."), ["time": since, "connection": e.connectionText]))
+            lines.append(trayText("Since {time}, on {connection}.", ["time": since, "connection": e.connectionText]))
         }
-        if !e.reason.isEmpty { lines.append(visible(e.reason)) }
+        let reason = e.reasonText(Translator.user)
+        if !reason.isEmpty { lines.append(visible(reason)) }
         if e.diagnosis != .none {
-            lines.append(fill(trayText("Failed first: {layer}."), ["layer": layer(e.diagnosis)]))
+            lines.append(trayText("Failed first: {layer}.", ["layer": layer(e.diagnosis)]))
         }
         return lines.joined(separator: "\n")
     }
@@ -46,12 +49,11 @@ enum TrayText {
     /// A line of the "Recent outages" submenu.
     static func outage(_ o: OutageRecord, now: Int64) -> String {
         let worst = o.worst == .offline ? trayText("offline") : trayText("no internet")
-        let lasted = DurationText.human(o.duration(now: now))
+        let lasted = Translator.user.duration(o.duration(now: now))
         if o.end == nil {
-            return fill(trayText("{start}: {worst}, ongoing for {duration}"),
-                        ["start": day(o.start), "worst": worst, "duration": lasted])
+            return trayText("{start}: {worst}, ongoing for {duration}", ["start": day(o.start), "worst": worst, "duration": lasted])
         }
-        return fill(trayText("{start}: {worst} for {duration}"), ["start": day(o.start), "worst": worst, "duration": lasted])
+        return trayText("{start}: {worst} for {duration}", ["start": day(o.start), "worst": worst, "duration": lasted])
     }
 
     static func layer(_ d: Diagnosis) -> String {
@@ -68,24 +70,6 @@ enum TrayText {
         case .portal: trayText("a sign-in page (captive portal)")
         case .none: ""
         }
-    }
-
-    /// The template with each `{key}` replaced, in one pass: a value that holds
-    /// braces itself (a connection named "{time}") is left as it is.
-    static func fill(_ template: String, _ values: [String: String]) -> String {
-        var out = ""
-        var rest = template[...]
-        while let open = rest.firstIndex(of: "{") {
-            out += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}"), let value = values[String(rest[rest.index(after: open)..<close])] else {
-                out.append("{")
-                rest = rest[rest.index(after: open)...]
-                continue
-            }
-            out += value
-            rest = rest[rest.index(after: close)...]
-        }
-        return out + rest
     }
 
     /// A reason comes from the network or another program: control characters
