@@ -23,6 +23,7 @@ let package = Package(
     products: [
         .executable(name: "lifeline", targets: ["lifeline"]),
         .executable(name: "lifeline-cli", targets: ["lifeline-cli"]),
+        .executable(name: "lifeline-daemon", targets: ["lifeline-daemon"]),
         .library(name: "LifelineCore", targets: ["LifelineCore"]),
         .library(name: "LifelineTestKit", targets: ["LifelineTestKit"]),
     ],
@@ -59,25 +60,25 @@ let package = Package(
         // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
         .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib", "LifelineCore"]),
         .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
-        .target(
-            name: "LifelineConfig",
-            dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]
-        ),
+        .target(name: "LifelineConfig", dependencies: ["LifelineCore"]),
+        // TOMLKit (and the Foundation it brings) in the process: lifeline-cli, tests, fuzzing; never the daemon.
+        .target(name: "LifelineTOML", dependencies: ["LifelineConfig", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "LifelineDaemon",
             dependencies: [
                 "LifelineCore", "LifelineConfig", "LifelineProtocol",
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ] + plugins.map { .target(name: $0.name) }
         ),
-        // The front binary: `status` from the state file, everything else by exec of lifeline-cli.
+        // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
         .executableTarget(name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"]),
+        // `lifeline daemon`, exec'd by the front binary: no Foundation, TOMLKit or ArgumentParser.
+        .executableTarget(name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"]),
         .executableTarget(
             name: "lifeline-cli",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus", "LifelineTOML",
                 "ProbeMonitor",  // `diagnose` walks the probe's layers itself
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,7 +98,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
+        .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"]),
         .testTarget(
             name: "LifelineDaemonTests",
             dependencies: [
@@ -107,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineTestKit",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineTestKit", "LifelineTOML",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ] + plugins.map { .target(name: $0.name) }
@@ -119,12 +120,12 @@ let package = Package(
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore", "LifelineTestKit"],
+            dependencies: ["lifeline", "lifeline-cli", "lifeline-daemon", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore", "LifelineTestKit"],
             exclude: ["Resources"]  // the probe tests' check servers (Python)
         ),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore", "LifelineTestKit"]),
         // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
-        .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon"], path: "fuzz/ConfigFuzz"),
+        .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"], path: "fuzz/ConfigFuzz"),
         // libFuzzer target for the readers of other programs' text (fuzz/input.sh): exec-monitor lines, event JSON.
         .executableTarget(name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineProtocol"], path: "fuzz/InputFuzz"),
     ] + plugins.map {
