@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestKit
 import Testing
 
 /// `lifeline daemon` runs all day, so it is its own small program,
@@ -52,6 +53,23 @@ import Testing
         let foreign = names.filter { name in Self.foreignSymbolPrefixes.contains { name.hasPrefix($0) } }
         #expect(foreign.isEmpty, "the daemon defines \(foreign.count) Foundation or TOMLKit symbols, e.g. \(foreign.prefix(3))")
         #expect(names.count > 1000, "nm listed only \(names.count) symbols: nothing to check")
+    }
+
+    /// `lifeline-cli daemon`, run directly (by a script, an old unit), hands over
+    /// to the small program as well: `--config=FILE`, which it always takes.
+    @Test func theFullCLIHandsTheDaemonOver() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        let config = f.path("elsewhere.toml")
+        try "\(net.monitorTOML)\n[[sink]]\nkind = \"log\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let cli = URL(fileURLWithPath: Harness.binary).deletingLastPathComponent().appendingPathComponent("lifeline-cli").path
+        let daemon = try Spawned([cli, "daemon", "--config", config], environment: f.environment,
+                                 stdout: .file(f.path("cli-daemon.log")), stderr: .stdout)
+        defer { _ = daemon.stop() }
+        try net.say("online", interface: "eth0", reason: "probe answered")
+        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon.pid)/exe")
+        #expect(URL(fileURLWithPath: executable).lastPathComponent == "lifeline-daemon", "the daemon runs \(executable)")
     }
 
     /// What the small program does not understand, the full CLI answers, as for
