@@ -1,12 +1,8 @@
 /// The command line of `lifeline daemon` that this program runs itself:
 /// `lifeline daemon [--config FILE | --config=FILE]`, the arguments exactly as the
 /// front binary received them. Anything else is nil, for the full CLI to answer.
-struct DaemonOptions: Equatable {
+struct DaemonOptions {
     var config: String?
-
-    init(config: String? = nil) {
-        self.config = config
-    }
 
     init?(_ arguments: [String]) {
         guard arguments.count >= 2, arguments[1] == "daemon" else { return nil }
