@@ -45,6 +45,7 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-cli
+	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-daemon
 
 # Every file's place is listed once, in scripts/install.sh. NO_BUILD=1 installs
 # the binaries BUILD_DIR holds without building (the tests install debug ones).

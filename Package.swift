@@ -24,6 +24,7 @@ let package = Package(
     products: [
         .executable(name: "lifeline", targets: ["lifeline"]),
         .executable(name: "lifeline-cli", targets: ["lifeline-cli"]),
+        .executable(name: "lifeline-daemon", targets: ["lifeline-daemon"]),
         .library(name: "LifelineCore", targets: ["LifelineCore"]),
         .library(name: "LifelineTestKit", targets: ["LifelineTestKit"]),
     ],
@@ -62,25 +63,30 @@ let package = Package(
         .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         // The tray icon's menu (com.canonical.dbusmenu); GIO comes through CGLib's flags.
         .systemLibrary(name: "CDbusmenu", pkgConfig: "dbusmenu-glib-0.4", providers: [.apt(["libdbusmenu-glib-dev"])]),
-        .target(
-            name: "LifelineConfig",
-            dependencies: ["LifelineCore", .product(name: "TOMLKit", package: "TOMLKit")]
-        ),
+        .target(name: "LifelineConfig", dependencies: ["LifelineCore"]),
+        // TOMLKit (and the Foundation it brings) in the process: lifeline-cli, tests, fuzzing; never the daemon.
+        .target(name: "LifelineTOML", dependencies: ["LifelineConfig", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "LifelineDaemon",
             dependencies: [
                 "LifelineCore", "LifelineConfig", "LifelineProtocol",
-                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ] + plugins.map { .target(name: $0.name) }
         ),
-        // The front binary: `status` from the state file, everything else by exec of lifeline-cli.
+        // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
         .executableTarget(name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"]),
+        // `lifeline daemon`, exec'd by the front binary: no Foundation, TOMLKit or ArgumentParser.
+        .executableTarget(
+            name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"],
+            // Resident pages the daemon would carry all day for nothing: an exported symbol
+            // table no one looks up (600 kB), and 1.1 MB of relocations, packed with lld.
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+        ),
         .executableTarget(
             name: "lifeline-cli",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus", "LifelineTOML",
                 "ProbeMonitor",  // `diagnose` walks the probe's layers itself
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +106,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon"]),
+        .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"]),
         .testTarget(
             name: "LifelineDaemonTests",
             dependencies: [
@@ -110,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "PluginTests",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineTestKit",
+                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineTestKit", "LifelineTOML",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ] + plugins.map { .target(name: $0.name) }
@@ -122,12 +128,12 @@ let package = Package(
         // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["lifeline", "lifeline-cli", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore", "LifelineTestKit"],
+            dependencies: ["lifeline", "lifeline-cli", "lifeline-daemon", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore", "LifelineTestKit"],
             exclude: ["Resources"]  // the probe tests' check servers (Python)
         ),
         .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore", "LifelineTestKit"]),
         // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
-        .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon"], path: "fuzz/ConfigFuzz"),
+        .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"], path: "fuzz/ConfigFuzz"),
         // libFuzzer target for the readers of other programs' text (fuzz/input.sh): exec-monitor lines, event JSON.
         .executableTarget(name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineProtocol"], path: "fuzz/InputFuzz"),
     ] + plugins.map {

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 BENCH=.build/release/lifeline-bench
 LIFELINE=$PWD/.build/release/lifeline
 [[ -x $BENCH ]] || swift build -c release --static-swift-stdlib --product lifeline-bench
-[[ -x $LIFELINE ]] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+[[ -x $LIFELINE ]] || make -s release
 
 quiet_bus() { grep -v '^dbus-daemon\[' >&2 || true; }
 

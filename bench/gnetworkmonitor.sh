@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
 server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 idle=${GNM_BENCH_IDLE:-1}
-[ -x "$bin" ] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+[ -x "$bin" ] || make -s release
 if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! /usr/bin/python3 -c 'import gi' 2>/dev/null; then
     echo "gnetworkmonitor bench: needs root, nft and python3-gi (gir1.2-glib-2.0); skipped"; exit 0
 fi

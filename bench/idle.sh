@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
 server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 window=${IDLE_WINDOW:-60}
-[ -x "$bin" ] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+[ -x "$bin" ] || make -s release
 for tool in nft dbus-daemon tmux; do
     command -v "$tool" >/dev/null || { echo "idle bench: needs $tool; skipped"; exit 0; }
 done

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 bin=${LIFELINE_BIN:-.build/release/lifeline}
 changes=${LATENCY_CHANGES:-200}
 pairs=${CHURN_PAIRS:-1000}
-[ -x "$bin" ] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+[ -x "$bin" ] || make -s release
 if [ "$(id -u)" != 0 ]; then echo "netlink bench: needs root (network namespaces); skipped"; exit 0; fi
 
 tag=$(printf '%08x' $RANDOM$RANDOM)

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIFELINE=$PWD/.build/release/lifeline
-[[ -x $LIFELINE ]] || { swift build -c release --static-swift-stdlib --product lifeline && swift build -c release --static-swift-stdlib --product lifeline-cli; }
+[[ -x $LIFELINE ]] || make -s release
 python3 bench/notify_latency.py "$LIFELINE" "${NOTIFY_BENCH_ROUNDS:-30}"

@@ -7,7 +7,7 @@
 # Environment (the Makefile passes its variables):
 #   PREFIX     where it is installed (default /usr/local); unit and D-Bus files name $PREFIX/bin/lifeline
 #   DESTDIR    a staging root prepended to every path (packages, tests)
-#   BUILD_DIR  where `lifeline` and `lifeline-cli` were built (default .build/release)
+#   BUILD_DIR  where `lifeline`, `lifeline-cli` and `lifeline-daemon` were built (default .build/release)
 #   LOCALE_DIR where `make locale` compiled the translations (default .build/locale)
 #   ZSH_COMPLETION_DIR  default $PREFIX/share/zsh/site-functions (Debian: /usr/share/zsh/vendor-completions)
 #
@@ -29,6 +29,7 @@ manifest() {
   cat <<EOF
 755 $BUILD_DIR/lifeline                      $PREFIX/bin/lifeline
 755 $BUILD_DIR/lifeline-cli                  $PREFIX/libexec/lifeline/lifeline-cli
+755 $BUILD_DIR/lifeline-daemon               $PREFIX/libexec/lifeline/lifeline-daemon
 644 generated/lifeline.service               $PREFIX/lib/systemd/user/lifeline.service
 644 generated/org.lifeline.Lifeline1.service $share/dbus-1/services/org.lifeline.Lifeline1.service
 644 packaging/dbus/org.lifeline.Lifeline1.xml $share/dbus-1/interfaces/org.lifeline.Lifeline1.xml
@@ -84,7 +85,7 @@ example_config() {
 
 case $action in
   install)
-    for binary in lifeline lifeline-cli; do
+    for binary in lifeline lifeline-cli lifeline-daemon; do
       [ -x "$BUILD_DIR/$binary" ] || { echo "install.sh: $BUILD_DIR/$binary is missing: run \`make release\` first" >&2; exit 1; }
     done
     for po in po/*.po; do

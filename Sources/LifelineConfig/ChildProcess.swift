@@ -6,7 +6,7 @@ import LifelineCore
 /// `poll` loop: input goes out with MSG_NOSIGNAL, so a child that dies before it
 /// has read everything cannot raise SIGPIPE in the daemon, and a child that
 /// neither reads nor writes is killed at the deadline.
-enum ChildProcess {
+package enum ChildProcess {
     struct Result {
         /// The exit status, when it exited.
         var exitCode: Int32?
@@ -188,7 +188,7 @@ enum ChildProcess {
 
     /// Reads to the end; nil on an error or when there is more than `limit`
     /// (unless `truncate`, which keeps the first `limit` bytes).
-    static func readAll(fd: Int32, limit: Int, truncate: Bool = false) -> [UInt8]? {
+    package static func readAll(fd: Int32, limit: Int, truncate: Bool = false) -> [UInt8]? {
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -207,7 +207,7 @@ enum ChildProcess {
         }
     }
 
-    static func writeAll(fd: Int32, _ bytes: [UInt8]) -> Bool {
+    package static func writeAll(fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }

@@ -331,14 +331,3 @@ private struct Unkeyed: UnkeyedDecodingContainer {
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer { try next().unkeyedContainer() }
     mutating func superDecoder() throws -> any Decoder { try next() }
 }
-
-extension ConfigSection {
-    /// Decodes one section from the keys of a TOML table (`"failures = 3"`), in
-    /// this process and the way the loader does: defaults, unknown keys, choices,
-    /// `validate()`. Errors name the key alone. For tests of a plugin's config.
-    public static func decode(toml: String) throws(ConfigError) -> Self {
-        let table = try TOMLParser.inProcess.parse(toml, file: "(toml)")
-        let decoding = ConfigDecoding(file: "(toml)", locator: SourceLocator(text: toml))
-        return try decoding.decode(Self.self, from: table, path: [], display: "")
-    }
-}

@@ -3,9 +3,9 @@ import LifelineCore
 
 /// The parent's side of `TOMLParser.isolated`: runs the parsing child, reads its
 /// answer, and turns every way it can fail into a `ConfigError` naming the file.
-struct IsolatedParse {
+package struct IsolatedParse {
     /// Config files are read with a 1 MiB limit; text beyond this is refused unseen.
-    static let inputLimit = 4 << 20
+    package static let inputLimit = 4 << 20
 
     let executable: String
     let arguments: [String]

@@ -8,10 +8,11 @@ import LifelineCore
 /// file can take the daemon or the CLI down (see `TOMLParser`); tests pass
 /// `.inProcess`. Everything after the parse runs here, on plain values.
 public enum ConfigLoader {
-    /// How this program is run to parse TOML in a child: `lifeline-cli config
-    /// parse-toml` (hidden), which calls `TOMLParser.serveChild()`.
+    /// How TOML is parsed in a child: `lifeline-cli config parse-toml` (hidden),
+    /// which calls `TOMLParser.serveChild()`. Always `lifeline-cli`, found beside
+    /// the running program: the daemon (`lifeline-daemon`) links no TOML parser.
     public static let parserArguments = ["config", "parse-toml"]
-    public static let isolatedParser = TOMLParser.isolated(arguments: parserArguments)
+    public static let isolatedParser = TOMLParser.isolated(executable: Companion.path("lifeline-cli"), arguments: parserArguments)
 
     /// Loads `explicitPath`, or the user's config file if it exists, or the defaults.
     public static func load(

@@ -2,6 +2,7 @@ import ArgumentParser
 import LifelineConfig
 import LifelineCore
 import LifelineDaemon
+import LifelineTOML
 
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

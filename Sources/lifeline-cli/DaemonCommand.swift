@@ -1,5 +1,5 @@
 import ArgumentParser
-import LifelineDaemon
+import LifelineCore
 
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,9 +11,11 @@ struct DaemonCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Config file (default: $XDG_CONFIG_HOME/lifeline/config.toml, else built-in defaults).")
     var config: String?
 
+    /// `lifeline daemon` runs `lifeline-daemon`, which leaves help and option
+    /// errors to this command. Run as `lifeline-cli daemon`, it still hands over
+    /// to that smaller program: the daemon runs all day.
     func run() async throws {
-        let logger = bootstrapLogging()
-        let code = await Daemon.run(configPath: config, logger: logger)
-        if code != .ok { throw ExitCode(code.rawValue) }
+        // `--config=FILE`, which that program always takes itself: it never hands back.
+        Companion.exec("lifeline-daemon", ["lifeline", "daemon"] + (config.map { ["--config=" + $0] } ?? []))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import LifelineCore
+import LifelineDaemon
 import Logging
 
 /// The full CLI. Users run `lifeline`, a small front binary that answers
@@ -20,17 +21,8 @@ struct Lifeline: AsyncParsableCommand {
     )
 }
 
-/// Logs go to standard error (the journal, under systemd); `LIFELINE_LOG_LEVEL`
-/// picks the level (trace, debug, info, notice, warning, error, critical).
-func bootstrapLogging() -> Logger {
-    let level = Environment.current["LIFELINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-    LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
-    }
-    return Logger(label: "lifeline")
-}
+/// Logs go to standard error, as the daemon's do (`LIFELINE_LOG_LEVEL` picks the level).
+func bootstrapLogging() -> Logger { DaemonLogging.bootstrap() }
 
 /// Prints to standard error without Foundation.
 func printError(_ message: String) {

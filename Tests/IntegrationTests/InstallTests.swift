@@ -18,6 +18,7 @@ import Testing
         for language in ["ko", "fa"] {
             #expect(manifest.contains("/usr/local/share/locale/\(language)/LC_MESSAGES/lifeline.mo"))
         }
+        #expect(manifest.contains("/usr/local/libexec/lifeline/lifeline-daemon"))
         // Nothing is installed that uninstall does not know about.
         #expect(Installation.files(under: root) == manifest.map { String($0.dropFirst()) }.sorted())
 
@@ -101,7 +102,7 @@ import Testing
         guard pid > 0 else { return }
         defer { kill(pid, SIGKILL) }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
-        #expect(executable == prefix + "/libexec/lifeline/lifeline-cli", "the activated process runs \(executable)")
+        #expect(executable == prefix + "/libexec/lifeline/lifeline-daemon", "the activated process runs \(executable)")
         kill(pid, SIGTERM)
         await Harness.waitUntil("the activated daemon to exit") { Self.isGone(pid) }
     }

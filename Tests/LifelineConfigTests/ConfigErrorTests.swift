@@ -1,6 +1,7 @@
 import LifelineConfig
 import LifelineCore
 import LifelineDaemon
+import LifelineTOML
 import Testing
 
 /// Bad configs must be refused with an error naming file, line and key.

@@ -1,6 +1,7 @@
 import LifelineConfig
 import LifelineCore
 import LifelineDaemon
+import LifelineTOML
 import Testing
 
 /// The loader as the daemon runs it, with TOMLKit in this process (the daemon

@@ -1,5 +1,6 @@
 import LifelineConfig
 import LifelineCore
+import LifelineTOML
 import Testing
 
 /// A section decodes by overlaying the keys a file sets onto its defaults, with

@@ -1,6 +1,7 @@
 import Foundation
 import LifelineConfig
 import LifelineCore
+import LifelineTOML
 import Testing
 @testable import NetlinkMonitor
 

@@ -1,5 +1,6 @@
 import Foundation
 import LifelineConfig
+import LifelineTOML
 @testable import LifelineCore
 import Testing
 import Logging

@@ -38,6 +38,7 @@ public func configFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 #else
 import Glibc
+import LifelineTOML
 
 @main
 struct ReplayConfigInputs {

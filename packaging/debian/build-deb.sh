@@ -26,7 +26,7 @@ mkdir -p "$root/DEBIAN"
 PREFIX=/usr DESTDIR=$root BUILD_DIR=$build ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions \
   scripts/install.sh install >/dev/null
 
-binaries=("$root/usr/bin/lifeline" "$root/usr/libexec/lifeline/lifeline-cli")
+binaries=("$root/usr/bin/lifeline" "$root/usr/libexec/lifeline/lifeline-cli" "$root/usr/libexec/lifeline/lifeline-daemon")
 # As dh_strip does for executables.
 strip --remove-section=.comment --remove-section=.note "${binaries[@]}"
 gzip -9n "$root/usr/share/man/man1/lifeline.1" "$root/usr/share/man/man5/lifeline.5"

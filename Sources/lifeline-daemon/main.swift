@@ -1,0 +1,23 @@
+// `lifeline-daemon`: `lifeline daemon`, the process that runs all day.
+//
+// The front binary replaces itself with this one (execv: the pid systemd and the
+// session bus started stays). It links the plugins, the bus and
+// swift-service-lifecycle, and none of Foundation, TOMLKit or ArgumentParser:
+// they held most of the daemon's resident memory, and a daemon needs none of
+// them. A config file is parsed by `lifeline-cli config parse-toml` in a child
+// process, as the CLI does. The full CLI answers whatever this program does
+// not understand (`--help`, a mistyped option), so `lifeline daemon --help`
+// prints the same help as every other command.
+import Glibc
+import LifelineCore
+import LifelineDaemon
+
+let arguments = CommandLine.arguments
+guard let options = DaemonOptions(arguments) else {
+    Companion.exec("lifeline-cli", arguments)
+}
+// The user's language is read here, while only one thread runs: setlocale is
+// not safe once the sinks' threads exist.
+_ = Translator.user
+let code = await Daemon.run(configPath: options.config, logger: DaemonLogging.bootstrap())
+exit(code.rawValue)

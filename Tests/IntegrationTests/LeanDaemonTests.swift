@@ -1,0 +1,99 @@
+import Foundation
+import LifelineTestKit
+import Testing
+
+/// `lifeline daemon` runs all day, so it is its own small program,
+/// `lifeline-daemon`: no Foundation, no TOMLKit, no ArgumentParser in the
+/// process; a config file is parsed by `lifeline-cli` in a child.
+@Suite(.serialized) struct LeanDaemonTests {
+    /// Names that only Foundation (the full one, with its ICU data) or TOMLKit
+    /// bring into a process: the libraries of a dynamic build, the mangled-name
+    /// prefixes of their Swift modules (`$s10Foundation…`), ICU's data symbol
+    /// (`icudt…`) and toml++'s namespace (`toml::`, mangled `_ZN4toml`) in a static one.
+    static let foreignLibraries = ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"]
+    static let foreignSymbolPrefixes = ["$s10Foundation", "$s30FoundationInternationalization", "$s7TOMLKit", "icudt", "_ZN4toml"]
+
+    @Test func theDaemonIsTheLeanProgramAndRunsAFileWithEverySection() async throws {
+        guard Harness.available(.tools(["nm"])) else { return }
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        // Not the default path: the program must take --config itself. Every
+        // top-level section, so the whole file goes through the parsing child.
+        let config = f.path("elsewhere.toml")
+        try """
+            [debounce]
+            down = "300ms"
+            up = "200ms"
+
+            \(net.monitorTOML)
+
+            [[sink]]
+            kind = "log"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        try f.start(arguments: ["daemon", "--config", config])
+        defer { Task { await f.stop() } }
+
+        try net.say("online", interface: "eth0", reason: "probe answered")
+        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+        #expect(f.daemonLog.contains("from \(config)"), "\(f.daemonLog)")
+
+        let pid = try #require(f.process?.pid)
+        // The front binary replaced itself (same pid) with the daemon program.
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        #expect(URL(fileURLWithPath: executable).lastPathComponent == "lifeline-daemon", "the daemon runs \(executable)")
+
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
+        let foreignMapped = mapped.filter { path in Self.foreignLibraries.contains { path.hasSuffix("/" + $0) } }
+        #expect(foreignMapped.isEmpty, "the daemon maps \(foreignMapped.sorted())")
+
+        let symbols = try Harness.run(["nm", "--defined-only", executable])
+        #expect(symbols.status == 0, "nm: \(symbols.stderr)")
+        let names = symbols.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last }
+        let foreign = names.filter { name in Self.foreignSymbolPrefixes.contains { name.hasPrefix($0) } }
+        #expect(foreign.isEmpty, "the daemon defines \(foreign.count) Foundation or TOMLKit symbols, e.g. \(foreign.prefix(3))")
+        #expect(names.count > 1000, "nm listed only \(names.count) symbols: nothing to check")
+    }
+
+    /// `lifeline-cli daemon`, run directly (by a script, an old unit), hands over
+    /// to the small program as well: `--config=FILE`, which it always takes.
+    @Test func theFullCLIHandsTheDaemonOver() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        let config = f.path("elsewhere.toml")
+        try "\(net.monitorTOML)\n[[sink]]\nkind = \"log\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let cli = URL(fileURLWithPath: Harness.binary).deletingLastPathComponent().appendingPathComponent("lifeline-cli").path
+        let daemon = try Spawned([cli, "daemon", "--config", config], environment: f.environment,
+                                 stdout: .file(f.path("cli-daemon.log")), stderr: .stdout)
+        defer { _ = daemon.stop() }
+        try net.say("online", interface: "eth0", reason: "probe answered")
+        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon.pid)/exe")
+        #expect(URL(fileURLWithPath: executable).lastPathComponent == "lifeline-daemon", "the daemon runs \(executable)")
+    }
+
+    /// What the small program does not understand, the full CLI answers, as for
+    /// every other command: help, and option errors with the usage.
+    @Test func helpAndMistakesAreTheFullCLIs() throws {
+        let f = try DaemonFixture()
+        let help = try f.cli(["daemon", "--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.stdout.contains("--config <config>") && help.stdout.contains("SIGHUP reloads"), "\(help.stdout)")
+
+        let wrong = try f.cli(["daemon", "--bogus"])
+        #expect(wrong.status == 64, "\(wrong)")
+        #expect(wrong.stderr.contains("Unknown option '--bogus'"), "\(wrong.stderr)")
+    }
+
+    /// A file the parser cannot read stops the daemon with exit 2 and a message
+    /// naming file and line, from the child's answer.
+    @Test func aBadFileIsReportedWithItsLine() async throws {
+        let f = try DaemonFixture()
+        try f.writeConfig("[debounce]\ndown = \"2s\"\nup = \n")
+        try f.start()
+        let process = try #require(f.process)
+        await Harness.waitUntil("the daemon to exit") { !process.isRunning }
+        #expect(process.exitStatus == 2, "\(f.daemonLog)")
+        #expect(f.daemonLog.contains("config.toml:3"), "\(f.daemonLog)")
+    }
+}

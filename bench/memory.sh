@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Idle memory of `lifeline daemon` with the embedded defaults (netlink, probe;
+# log, dbus, libnotify, tmux sinks), as a desktop runs it: a private session
+# bus, one tmux server, a check server the probe reaches (only the URL points
+# at the lab). After the first probe and a warm-up (MEMORY_WARMUP seconds,
+# default 40: a second probe has run), it prints
+#   - VmRSS, RssAnon, RssFile (/proc/PID/status) and Pss, Pss_Anon, Pss_File
+#     (/proc/PID/smaps_rollup);
+#   - where the resident pages are: /proc/PID/smaps summed per mapped file (the
+#     daemon's own executable per part: code, read-only data, relocated data),
+#     and per kind of anonymous mapping, largest first (MEMORY_TOP rows, default 25).
+# Goal: VmRSS ≤ 16 MB.
+#
+# Needs root, ip, python3, dbus-daemon, tmux. Uses .build/release/lifeline
+# (built by `make bench`), or $LIFELINE_BIN.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
+server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
+warmup=${MEMORY_WARMUP:-40}
+top=${MEMORY_TOP:-25}
+if [ ! -x "$bin" ]; then
+    for product in lifeline lifeline-cli lifeline-daemon; do
+        swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product "$product"
+    done
+fi
+for tool in ip dbus-daemon tmux python3; do
+    command -v "$tool" >/dev/null || { echo "memory bench: needs $tool; skipped"; exit 0; }
+done
+if [ "$(id -u)" != 0 ]; then echo "memory bench: needs root (network namespaces); skipped"; exit 0; fi
+
+tag=$(printf '%08x' $RANDOM$RANDOM)
+client=llmc-$tag upstream=llmu-$tag
+gw=10.78.0.1 me=10.78.0.2
+work=$(mktemp -d)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null || true
+    ip netns del "$client" 2>/dev/null || true
+    ip netns del "$upstream" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip netns add "$client"; ip netns add "$upstream"
+ip -n "$client" -batch - <<IP
+link add v0 type veth peer name v1 netns $upstream
+addr add $me/24 dev v0
+link set lo up
+link set v0 up
+IP
+ip -n "$upstream" -batch - <<IP
+addr add $gw/24 dev v1
+link set lo up
+link set v1 up
+IP
+ip -n "$client" route add default via "$gw"
+
+ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &
+pids+=($!)
+for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+
+# The session bus on a socket file (an abstract socket would belong to the namespace).
+dbus-daemon --session --nofork --address="unix:path=$work/bus" --print-address > "$work/bus.out" 2> "$work/bus.log" &
+pids+=($!)
+for _ in $(seq 500); do [ -s "$work/bus.out" ] && break; sleep 0.01; done
+export DBUS_SESSION_BUS_ADDRESS=unix:path=$work/bus
+mkdir -p "$work/tmux"
+export TMUX_TMPDIR=$work/tmux
+tmux -L bench new-session -d -x 80 -y 10 "sleep infinity"
+
+# The embedded defaults (`lifeline config show`), with the check URL in the lab.
+mkdir -p "$work/config" "$work/run" "$work/state"
+cat > "$work/config/config.toml" <<TOML
+[[monitor]]
+kind = "netlink"
+
+[[monitor]]
+kind = "probe"
+url = "http://$gw:8080/check_network_status.txt"
+
+[[sink]]
+kind = "log"
+
+[[sink]]
+kind = "dbus"
+
+[[sink]]
+kind = "libnotify"
+
+[[sink]]
+kind = "tmux"
+TOML
+sync  # the freshly linked binaries' pages start clean
+XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state \
+    ip netns exec "$client" "$bin" daemon --config "$work/config/config.toml" 2> "$work/daemon.log" &
+daemon=$!
+pids+=("$daemon")
+
+now_ms() { date +%s%3N; }
+state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }
+start=$(now_ms)
+until [ "$(state)" = online ]; do
+    if (( $(now_ms) - start > 20000 )); then echo "daemon still '$(state)' after 20 s, expected online"; tail -20 "$work/daemon.log"; exit 1; fi
+    sleep 0.01
+done
+sleep "$warmup"
+
+exe=$(readlink "/proc/$daemon/exe")
+echo "-- lifeline daemon (pid $daemon, $exe), online, $warmup s after the first probe"
+awk '/^VmRSS|^RssAnon|^RssFile|^Threads/ { printf "   %-10s %8s %s\n", $1, $2, $3 }' "/proc/$daemon/status"
+awk '/^Pss:|^Pss_Anon:|^Pss_File:/ { printf "   %-10s %8s kB\n", $1, $2 }' "/proc/$daemon/smaps_rollup"
+
+# One row per mapped file (the executable per permission: r-x code, r-- read-only
+# data, rw- relocated and writable data) and per kind of anonymous mapping.
+echo "   where the resident pages are (kB; Anonymous = private pages the process wrote):"
+awk -v exe="$exe" -v top="$top" '
+    /^[0-9a-f]+-[0-9a-f]+ / {
+        perms = $2; path = (NF >= 6 ? $6 : "")
+        if (path == exe) name = "executable " substr(perms, 1, 3)
+        else if (path == "") name = "anonymous (heap arenas, thread stacks)"
+        else if (path ~ /^\[/) name = path
+        else { n = split(path, part, "/"); name = part[n] }
+        next
+    }
+    /^Rss:/ { rss[name] += $2; total_rss += $2 }
+    /^Pss:/ { pss[name] += $2; total_pss += $2 }
+    /^Anonymous:/ { anon[name] += $2; total_anon += $2 }
+    END {
+        for (name in rss) if (rss[name] > 0) printf "%d\t%d\t%d\t%s\n", rss[name], pss[name], anon[name], name | "sort -rn > /dev/stderr"
+        close("sort -rn > /dev/stderr")
+        printf "TOTAL\t%d\t%d\t%d\n", total_rss, total_pss, total_anon
+    }' "/proc/$daemon/smaps" 2> "$work/rows" > "$work/total"
+printf '   %8s %8s %9s  %s\n' Rss Pss Anonymous mapping
+head -n "$top" "$work/rows" | awk -F'\t' '{ printf "   %8d %8d %9d  %s\n", $1, $2, $3, $4 }'
+rest=$(tail -n +"$((top + 1))" "$work/rows" | awk -F'\t' '{ r += $1; p += $2; a += $3; n++ } END { if (n) printf "%d %d %d %d", r, p, a, n }')
+[ -n "$rest" ] && awk -v rest="$rest" 'BEGIN { split(rest, v, " "); printf "   %8d %8d %9d  (%d more mappings)\n", v[1], v[2], v[3], v[4] }'
+awk -F'\t' '{ printf "   %8d %8d %9d  all\n", $2, $3, $4 }' "$work/total"
