@@ -67,7 +67,7 @@ def rounds_probe(which):
             return None
         xs = sorted(p[which] for p in pairs)
         median = " median %s," % seconds(statistics.median(xs)) if which == 1 else ""
-        return "%s–%s,%s %d rounds" % (seconds(xs[0]), seconds(xs[-1]), median, len(xs))
+        return "%.1f–%.1f s,%s %d rounds" % (xs[0] / 1000, xs[-1] / 1000, median, len(xs))
     return read
 
 

@@ -155,7 +155,7 @@ def kill_tmux():
 
 
 def blackhole():
-    rules = ("table inet %s { chain in { type filter hook input priority 0; policy accept; iifname \"v1\" drop; } }"
+    rules = ("table inet %s {\n    chain in { type filter hook input priority 0; policy accept; iifname \"v1\" drop; }\n}\n"
              % nft_table)
     run(["ip", "netns", "exec", args.upstream, "nft", "-f", "-"], input=rules)
 
