@@ -181,6 +181,8 @@ ROWS = [
     ("latency", "published → Notify at dunst", "—", "notify", p50_p95_max("published -> Notify received by dunst")),
     ("latency", "published → toast on screen (dunst window viewable)", "p99 ≤ 20 ms", "notify",
      p50_p95_max("published -> dunst window viewable")),
+    ("latency", "published → `StateChanged` while the notification server hangs (SIGSTOP)", "p95 ≤ 2 ms", "notify-hang",
+     lambda text: p50_p95_max("published -> StateChanged at dbus-monitor")(section(text, "dunst stopped"))),
     ("latency", "published → tmux `@lifeline` set", "≤ 20 ms", "tmux",
      regex(r"push: n=\d+ median ([\d.]+) ms, p90 ([\d.]+) ms, max ([\d.]+) ms", lambda a, b, c: "median %s ms, p90 %s ms, max %s ms" % (a, b, c))),
     ("latency", "new tmux server → `@lifeline` set", "≤ 100 ms", "tmux-servers",

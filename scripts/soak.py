@@ -41,7 +41,7 @@ seed = args.seed if args.seed is not None else random.randrange(1 << 31)
 rng = random.Random(seed)
 total = args.minutes * 60
 warmup = min(120.0, total * 0.2)
-checkpoint_every = max(30.0, min(120.0, total / 8))
+checkpoint_every = max(30.0, min(120.0, total / 6))
 tmux_socket = os.path.join(work, "tmux", "tmux-0", "soak")
 state_file = os.path.join(work, "run", "lifeline", "state.json")
 log_path = os.path.join(work, "state", "events.jsonl")
@@ -365,6 +365,8 @@ def checkpoint(final=False):
 
 
 exit_code = 1
+# Stopped from outside (soak.sh's cleanup): still end the daemon, dunst and tmux.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 try:
     start_dunst()
     start_tmux()

@@ -150,5 +150,10 @@ kind = "tmux"
 kind = "exec"
 TOML
 
+# In the background, so that a signal to this script runs the cleanup at once
+# (bash runs a trap only after the foreground command ends).
 python3 scripts/soak.py --minutes "$minutes" --work "$work" --bin "$bin" --client "$client" \
-    --upstream "$upstream" --gateway "$gw" --tag "$tag" ${SOAK_SEED:+--seed "$SOAK_SEED"}
+    --upstream "$upstream" --gateway "$gw" --tag "$tag" ${SOAK_SEED:+--seed "$SOAK_SEED"} &
+driver=$!
+pids+=("$driver")
+wait "$driver"
