@@ -85,7 +85,9 @@ def gnm(scenario, side):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if len(cells) == 8 and cells[0] == scenario:
                 first, signals = (cells[2], cells[3]) if side == 0 else (cells[5], cells[6])
-                return "%s; signals (spurious) %s" % (first, signals) if not first.startswith("—") else "signals (spurious) %s" % signals
+                first = re.sub(r"(\d+) ms", lambda m: "%.1f s" % (int(m.group(1)) / 1000) if int(m.group(1)) >= 1000 else m.group(0), first)
+                first = "" if first.startswith("—") else first + "; "
+                return "%s%s signals (spurious), verdict %s" % (first, signals, cells[4] if side == 0 else cells[7])
         return None
     return read
 
@@ -150,8 +152,11 @@ ROWS = [
     ("detection", "kernel route change → state decided (debounce 0)", "p50 ≤ 1 ms, p95 ≤ 5 ms", "netlink",
      regex(r"latency kernel change -> published .*: p50 ([\d.]+) ms, p95 ([\d.]+) ms, max ([\d.]+) ms",
            lambda a, b, c: "p50 %s ms, p95 %s ms, max %s ms" % (a, b, c))),
-    ("detection", "carrier lost on the peer: Lifeline", "—", "gnetworkmonitor", gnm("carrier lost on the peer", 0)),
-    ("detection", "carrier lost on the peer: GNetworkMonitor", "—", "gnetworkmonitor", gnm("carrier lost on the peer", 1)),
+    ("detection", "carrier lost on the peer: Lifeline", "offline", "gnetworkmonitor", gnm("carrier lost on the peer", 0)),
+    ("detection", "carrier lost on the peer: GNetworkMonitor", "offline", "gnetworkmonitor", gnm("carrier lost on the peer", 1)),
+    ("detection", "default route removed: GNetworkMonitor", "offline", "gnetworkmonitor", gnm("default route removed", 1)),
+    ("detection", "internet blackholed, traffic flowing: GNetworkMonitor", "limited", "gnetworkmonitor",
+     gnm("blackhole, traffic flowing", 1)),
     ("recovery", "blackhole lifted, traffic flowing → `online` published", "≤ 2 s", "probe", rounds_probe(1)),
     ("recovery", "blackhole lifted, idle machine → `online` published", "≤ 2 s", "gnetworkmonitor", gnm("blackhole lifted, idle", 0)),
     ("churn", "1000 veth pairs created and deleted: daemon CPU, state changes", "≤ 0.5 CPU-s, 0", "netlink",
@@ -159,8 +164,12 @@ ROWS = [
            lambda n, cpu, changes, over: "%s CPU-s, %s state changes, %s overflows" % (cpu, changes, over))),
     ("churn", "150 veth pairs: Lifeline signals", "0", "gnetworkmonitor", gnm("150 veth pairs created and deleted", 0)),
     ("churn", "150 veth pairs: GNetworkMonitor signals", "—", "gnetworkmonitor", gnm("150 veth pairs created and deleted", 1)),
+    ("churn", "docker-style bridge with an address and a route: Lifeline signals", "0", "gnetworkmonitor",
+     gnm("docker-style bridge, address and route", 0)),
+    ("churn", "docker-style bridge: GNetworkMonitor signals", "—", "gnetworkmonitor", gnm("docker-style bridge, address and route", 1)),
     ("churn", "50 default-route flaps in 10 s: Lifeline signals", "one outage or none", "gnetworkmonitor",
      gnm("50 default route flaps in 10 s", 0)),
+    ("churn", "50 default-route flaps in 10 s: GNetworkMonitor signals", "—", "gnetworkmonitor", gnm("50 default route flaps in 10 s", 1)),
     ("idle", "daemon memory, embedded defaults, online", "RSS ≤ 16 MB", "idle", idle_memory("-- online, idle")),
     ("idle", "daemon memory, log sink only", "—", "core", core_memory("-- idle daemon: log sink only")),
     ("idle", "wake-ups (voluntary context switches, all threads), online", "≤ 2 per probe interval", "idle",
