@@ -414,7 +414,7 @@ try:
           % (", ".join("%s %d×" % (t.name, t.count) for t in toggles), burst_count, burst_lines))
     for name, ok, detail in results:
         print("  %-8s %s" % (name, detail))
-    if baseline and len(checkpoints) < 2:
+    if baseline and baseline[0] == checkpoints[-1][0]:
         print("  (too short to judge memory, fds and threads: no checkpoint after the warm-up's)")
     if baseline:
         b = baseline[1]
