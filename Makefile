@@ -70,10 +70,26 @@ test: test-deps
 	$(MAKE) deb DEB_DIR=.build/deb
 	scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel
 
+# Each script's output is kept in BENCH_OUT (NAME.txt; NAME.tsv for numbers it
+# writes itself to $BENCH_RESULTS); scripts/bench-table.py then prints the one
+# table of them all and writes it into docs/benchmarks.md between its markers.
+BENCH_OUT ?= .build/bench
 bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
-	@for script in bench/*.sh; do echo "== $$script"; bash "$$script" || exit 1; done
+	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT) && cat /proc/loadavg > $(BENCH_OUT)/loadavg
+	@out=$$(realpath $(BENCH_OUT)); for script in bench/*.sh; do name=$$(basename "$$script" .sh); echo "== $$script"; \
+	  { BENCH_RESULTS=$$out/$$name.tsv bash "$$script" 2>&1; echo $$? > $$out/$$name.status; } | tee $$out/$$name.txt; \
+	  [ "$$(cat $$out/$$name.status)" = 0 ] || exit 1; done
+	@echo "== the table (docs/benchmarks.md)"
+	@python3 scripts/bench-table.py $(BENCH_OUT) docs/benchmarks.md
+
+# Soak: MINUTES of random faults and state changes against the release daemon
+# in a network-namespace lab; fails when an invariant breaks (scripts/soak.sh).
+MINUTES ?= 10
+.PHONY: soak
+soak: release test-deps
+	bash scripts/soak.sh $(MINUTES)
 
 # libFuzzer (toolchain only) on the netlink parser, the config loader and the
 # readers of other programs' text (exec-monitor lines, event JSON);

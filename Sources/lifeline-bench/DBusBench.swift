@@ -1,4 +1,5 @@
 import Foundation
+import LifelineConfig
 import LifelineCore
 import LifelineDaemon
 import LifelineDBus
@@ -20,7 +21,10 @@ enum DBusBench {
         let context = PluginContext(name: "sink dbus", logger: logger, paths: .fromEnvironment(), control: bus)
         do {
             // The sink as the daemon builds it: through the config loader and the registry.
-            let plugin = try ConfigLoader.load(text: "[[sink]]\nkind = \"dbus\"\n", file: "(bench)").sinks[0]
+            // Given as a parsed table: the loader parses TOML text in a child process
+            // (`lifeline-cli config parse-toml`), which this program cannot serve.
+            let table = ConfigTable([("sink", .array([.table(ConfigTable([("kind", .string("dbus"))]))]))])
+            let plugin = try ConfigLoader.load(table: table, text: "", file: "(bench)").sinks[0]
             try await start(Registry.sink(kind: plugin.kind)!, config: plugin.config, bus: bus, context: context)
         } catch {
             print("cannot serve on the session bus: \(error)")
