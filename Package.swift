@@ -96,7 +96,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .executableTarget(
             name: "lifeline-bench",
-            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus"]
+            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus", "LifelineConfig"]
         ),
         .testTarget(
             name: "LifelineCoreTests",
