@@ -63,9 +63,20 @@ struct StallDetector: Sendable {
     /// Packets that straggle in after a probe ended (the server's FIN) still count as the probe's.
     var probeGrace: Duration = .milliseconds(500)
 
+    /// The shortest time between samples: a stall is dated no earlier than
+    /// this before the sample that first saw unanswered packets, however long
+    /// the watcher slept before it.
+    var samplePeriod: Duration = .seconds(1)
+
     private var interface: String?
     private var last: PacketCounters?
     private var lastSample: Moment?
+    /// The user's packets out in the last sample (the probe's own taken off):
+    /// the watcher samples often only while this grows.
+    private(set) var userSent: UInt64 = 0
+    /// Packets have left without answers since `firstUnansweredTx`: a stall may be
+    /// building up, so the watcher keeps looking.
+    var watching: Bool { firstUnansweredTx != nil || stalled }
     /// First unanswered outgoing sample since packets last arrived.
     private var firstUnansweredTx: Moment?
     private var unansweredTxSamples = 0
@@ -82,6 +93,7 @@ struct StallDetector: Sendable {
             last = counters
             lastSample = now
         }
+        userSent = 0
         guard interface == self.interface, let last, counters.tx >= last.tx, counters.rx >= last.rx else {
             // New interface or counters reset (interface re-created): start over.
             self.interface = interface
@@ -94,13 +106,18 @@ struct StallDetector: Sendable {
             sent = sent > probeAllowance ? sent - probeAllowance : 0
             received = received > probeAllowance ? received - probeAllowance : 0
         }
+        userSent = sent
         if received > 0, received >= sent / answerRatio {
             let wasStalled = stalled
             reset()
             return wasStalled ? .resumed : nil
         }
         if sent > 0 {
-            if firstUnansweredTx == nil, let lastSample { firstUnansweredTx = lastSample }
+            if firstUnansweredTx == nil, let lastSample {
+                // After a long sleep the packets may have left just now: the
+                // window counts from one sample period back at most.
+                firstUnansweredTx = max(lastSample, now.advanced(by: .zero - samplePeriod))
+            }
             unansweredTxSamples += 1
         }
         if !stalled, let since = firstUnansweredTx, unansweredTxSamples >= 2, since.duration(to: now) >= window {
@@ -114,5 +131,34 @@ struct StallDetector: Sendable {
         firstUnansweredTx = nil
         unansweredTxSamples = 0
         stalled = false
+    }
+}
+
+/// How long the counter watcher sleeps between samples. Reading the counters
+/// costs a wake-up, so it looks once a second only while the user's packets
+/// leave (a stall can only build up then), and backs off 1, 2, 4 … up to the
+/// probe's interval while they do not: an idle machine is woken about once per
+/// interval. While a stall stands it looks twice a second, so that answers
+/// coming back (the upstream healed) are seen within half a second.
+struct CounterPace: Sendable, Equatable {
+    var shortest: Duration = .seconds(1)
+    var longest: Duration
+    var whileStalled: Duration = .milliseconds(500)
+    private(set) var delay: Duration
+
+    init(longest: Duration) {
+        self.longest = max(longest, shortest)
+        delay = shortest
+    }
+
+    /// The delay before the next sample, after one that saw `sent` packets of
+    /// the user's leave (`watching`: a stall is building up or stands).
+    mutating func next(sent: UInt64, watching: Bool, stalled: Bool) -> Duration {
+        if stalled {
+            delay = shortest
+            return whileStalled
+        }
+        delay = sent > 0 || watching ? shortest : min(delay * 2, longest)
+        return delay
     }
 }

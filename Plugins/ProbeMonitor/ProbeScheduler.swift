@@ -16,13 +16,28 @@ enum ProbeCause: Sendable, Equatable {
     case pathChanged
 }
 
+extension ProbeCause {
+    /// What the counters saw: comes once per stall, so it need not be spaced.
+    var isEvidence: Bool {
+        switch self {
+        case .stall, .resumed: true
+        case .schedule, .request, .pathChanged: false
+        }
+    }
+}
+
 /// When to probe, as a pure state machine over `Moment`s (no clock inside):
 ///
 /// - online: every `interval` after the last probe ended;
 /// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's ramp);
 /// - a trigger probes at once, but never sooner than `spacing` (1 s) after the
 ///   previous probe started, so a storm of triggers costs one probe per second;
-/// - never two probes at once: a trigger during a probe waits for its end.
+/// - never two probes at once: a trigger during a probe waits for its end;
+/// - a probe skipped for want of a route sent nothing: it neither counts for the
+///   spacing nor schedules another; the route coming back triggers the next;
+/// - a stall, and answers arriving after one (`resumed`), probe at once and
+///   abandon a probe under way: each fires once per stall, and each makes the
+///   probe under way stale (it started before the evidence).
 struct ProbePlan: Sendable, Equatable {
     let interval: Duration
     let spacing: Duration
@@ -34,8 +49,11 @@ struct ProbePlan: Sendable, Equatable {
     /// Nil before the first probe.
     private(set) var online: Bool?
     private(set) var retryDelay: Duration
-    private(set) var nextScheduled = Moment(offset: .zero)
+    /// Nil: nothing scheduled, only a trigger starts the next probe.
+    private(set) var nextScheduled: Moment? = Moment(offset: .zero)
     private(set) var pending: ProbeCause?
+    /// `lastStart` before the probe in flight, restored if that one is skipped.
+    private var startBefore: Moment?
 
     init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
         self.interval = interval
@@ -48,21 +66,25 @@ struct ProbePlan: Sendable, Equatable {
     /// (it carries evidence the probe's verdict uses), but not over a new path
     /// (the stall was seen on the old one). Returns true when the probe under
     /// way should be abandoned: answers came back while it waits out its timeout
-    /// on a connection started into the void, or the path it measures is gone,
-    /// so a fresh probe will know sooner.
+    /// on a connection started into the void, packets stopped coming back while
+    /// it runs (the stall's own short probe concludes sooner), or the path it
+    /// measures is gone, so a fresh probe will know sooner.
     mutating func trigger(_ cause: ProbeCause) -> Bool {
         switch (pending, cause) {
         case (.stall, let c) where c != .pathChanged: break
         default: pending = cause
         }
-        return (cause == .resumed || cause == .pathChanged) && inFlight
+        switch cause {
+        case .resumed, .pathChanged, .stall: return inFlight
+        case .schedule, .request: return false
+        }
     }
 
     /// When the next probe may start (nil while one is in flight).
     var due: Moment? {
         guard !inFlight else { return nil }
-        if pending != nil {
-            guard let lastStart else { return Moment(offset: .zero) }
+        if let pending {
+            guard let lastStart, !pending.isEvidence else { return Moment(offset: .zero) }
             return lastStart.advanced(by: spacing)
         }
         return nextScheduled
@@ -74,12 +96,13 @@ struct ProbePlan: Sendable, Equatable {
         let cause = pending ?? .schedule
         pending = nil
         inFlight = true
+        startBefore = lastStart
         lastStart = now
         return cause
     }
 
-    /// Records a probe's end. `online` nil: the probe was skipped (no default
-    /// route); the ramp goes on without growing.
+    /// Records a probe's end. `online` nil: the probe was abandoned (a trigger
+    /// cancelled it); the ramp goes on without growing.
     mutating func finish(at now: Moment, online result: Bool?) {
         inFlight = false
         lastEnd = now
@@ -97,12 +120,23 @@ struct ProbePlan: Sendable, Equatable {
             nextScheduled = now.advanced(by: retryDelay)
         }
     }
+
+    /// Records a probe that sent nothing (no default route): as if it never
+    /// started, so the route coming back probes at once, and with nothing
+    /// scheduled, so no timer wakes the daemon while there is nothing to probe.
+    mutating func skip(at now: Moment) {
+        inFlight = false
+        lastStart = startBefore
+        online = false
+        nextScheduled = nil
+    }
 }
 
 /// Drives a `ProbePlan` with an injected clock: sleeps until the next probe is
 /// due or a trigger arrives, runs the probe, records its result, repeats.
 final class ProbeScheduler: Sendable {
-    /// Runs one probe and says whether it got the expected reply (nil: skipped).
+    /// Runs one probe and says whether it got the expected reply (nil: skipped
+    /// for want of a route, or abandoned when cancelled).
     typealias Probe = @Sendable (ProbeCause) async -> Bool?
 
     private struct State {
@@ -146,9 +180,14 @@ final class ProbeScheduler: Sendable {
                     running.cancel()
                 }
                 let end = time.now()
+                let abandoned = running.isCancelled
                 state.withLock {
                     $0.running = nil
-                    $0.plan.finish(at: end, online: result)
+                    if result == nil && !abandoned {
+                        $0.plan.skip(at: end)
+                    } else {
+                        $0.plan.finish(at: end, online: result)
+                    }
                 }
                 continue
             }
@@ -159,8 +198,16 @@ final class ProbeScheduler: Sendable {
     private func sleepUntilDueOrTriggered() async {
         let time = self.time
         let sleeper = state.withLock { s -> Task<Void, Never>? in
-            guard let due = s.plan.due, due > time.now() else { return nil }
-            let task = Task { _ = try? await time.sleep(due) }
+            let due = s.plan.due
+            if let due, due <= time.now() { return nil }
+            // Nothing due: sleep until a trigger cancels the sleep.
+            let task = Task {
+                if let due {
+                    _ = try? await time.sleep(due)
+                } else {
+                    while (try? await time.sleep(time.now().advanced(by: .seconds(86400 * 365)))) != nil {}
+                }
+            }
             s.sleeper = task
             return task
         }
