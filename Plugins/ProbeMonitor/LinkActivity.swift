@@ -46,10 +46,11 @@ struct PacketCounters: Sendable, Equatable {
 /// unanswered packets is not an answer.
 ///
 /// Packets the probe itself causes would fool both signals (its reply is
-/// "arriving", its SYNs "leaving"), so in samples overlapping a probe the first
-/// `probeAllowance` packets each way are taken to be the probe's. More than
-/// that is the user's traffic, and still counts: a blackholed probe can take
-/// its whole timeout, and answers arriving meanwhile mean the upstream is back.
+/// "arriving", its SYNs "leaving"), so in samples where a probe starts or ends
+/// the first `probeAllowance` packets each way are taken to be the probe's. More
+/// than that is the user's traffic, and still counts; and samples in the middle
+/// of a long probe are not discounted at all: a blackholed probe can take its
+/// whole timeout, and answers arriving meanwhile mean the upstream is back.
 struct StallDetector: Sendable {
     enum Signal: Equatable, Sendable {
         case stall(since: Moment)
@@ -86,8 +87,9 @@ struct StallDetector: Sendable {
         self.window = window
     }
 
-    /// Feeds one sample. `probeActive` is whether a probe ran at any time since
-    /// the previous sample (or ended less than `probeGrace` before it).
+    /// Feeds one sample. `probeBusy` is whether a probe started since the
+    /// previous sample or ended less than `probeGrace` before it: the samples
+    /// that carry its packets.
     mutating func sample(interface: String, counters: PacketCounters, at now: Moment, probeBusy: Bool) -> Signal? {
         defer {
             last = counters

@@ -229,7 +229,13 @@ public struct ProbeMonitor: Monitor {
             do { try await time.sleep(time.now().advanced(by: delay)) } catch { return }
             let now = time.now()
             let plan = scheduler.plan
-            let busy = plan.inFlight || (plan.lastEnd.map { $0.advanced(by: detector.probeGrace) > lastSample } ?? false)
+            // A probe's own packets come as it starts (handshake, request) and as it
+            // ends (reply, close): only those samples discount them. Samples in the
+            // middle of a long probe (a blackholed one retrying its SYN) see the
+            // user's packets alone, so answers coming back are seen while it waits.
+            let started = plan.lastStart.map { $0 > lastSample } ?? false
+            let ended = plan.lastEnd.map { $0.advanced(by: detector.probeGrace) > lastSample } ?? false
+            let busy = started || ended
             lastSample = now
             guard let interface = probeInterface(on: path()), let counters = read(interface) else {
                 delay = pace.next(sent: 0, watching: false, stalled: false)

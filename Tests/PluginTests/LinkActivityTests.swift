@@ -186,4 +186,49 @@ final class FakeHost {
         #expect(times == [1, 3, 7, 15, 31, 61, 62, 63, 63.5, 64, 64.5, 65, 65.5, 66])
         #expect(plan.pending == .stall("eth0 sent packets but received none for 3s"))
     }
+
+    @Test func answersWhileABlackholedProbeWaitsAbandonItForAFreshProbe() async {
+        // 20 packets/s leave from the start; none come back until 14 s, then all do.
+        // Probes wait out a 5 s timeout (blackholed) unless abandoned.
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
+        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
+                                    control: Bus(clock: ContinuousClock()))
+        let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
+                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
+        let origin = clock.now
+        let seconds: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
+        let probes = Mutex<[(Double, ProbeCause)]>([])
+        let prober = Task {
+            await scheduler.run { cause in
+                probes.withLock { $0.append((seconds(), cause)) }
+                if cause == .resumed { return true }
+                do { try await clock.sleep(for: .seconds(5)) } catch { return nil }
+                return false
+            }
+        }
+        let watcher = Task {
+            await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
+                                        counters: { _ in
+                                            let t = seconds()
+                                            return PacketCounters(tx: UInt64(t * 20), rx: t < 14 ? 0 : UInt64((t - 14) * 20))
+                                        })
+        }
+        await settle()
+        for _ in 0..<32 {
+            await clock.advance(by: .milliseconds(500))
+            await settle()
+        }
+        prober.cancel()
+        watcher.cancel()
+        await clock.advance(by: .seconds(10))
+        await prober.value
+        await watcher.value
+        let seen = probes.withLock { $0 }
+        // Probes at 0 (fails at 5), 6 (fails at 11) and 13 on the ramp; the last
+        // is abandoned when the answers are seen, at 14.5, not waited out until 18.
+        #expect(seen.map(\.0) == [0, 6, 13, 14.5])
+        #expect(seen.map(\.1) == [.schedule, .schedule, .schedule, .resumed])
+        #expect(scheduler.plan.online == true)
+    }
 }
