@@ -35,6 +35,10 @@ extension ProbeCause {
 /// - never two probes at once: a trigger during a probe waits for its end;
 /// - a probe skipped for want of a route sent nothing: it neither counts for the
 ///   spacing nor schedules another; the route coming back triggers the next;
+/// - a new path after one that abandoned the probe under way waits only
+///   `settle` (250 ms), not `spacing`: the kernel reports a route coming back
+///   as a few changes in a row, and the probe for the first must not hold
+///   the probe for the last back by a second;
 /// - a stall, and answers arriving after one (`resumed`), probe at once and
 ///   abandon a probe under way: each fires once per stall, and each makes the
 ///   probe under way stale (it started before the evidence).
@@ -42,6 +46,7 @@ struct ProbePlan: Sendable, Equatable {
     let interval: Duration
     let spacing: Duration
     let firstRetry: Duration
+    let settle: Duration
 
     private(set) var inFlight = false
     private(set) var lastStart: Moment?
@@ -54,11 +59,14 @@ struct ProbePlan: Sendable, Equatable {
     private(set) var pending: ProbeCause?
     /// `lastStart` before the probe in flight, restored if that one is skipped.
     private var startBefore: Moment?
+    /// The last probe was abandoned (by a trigger) before it had a verdict.
+    private(set) var lastAbandoned = false
 
     init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
         self.interval = interval
         self.spacing = min(spacing, interval)
         self.firstRetry = min(firstRetry, interval)
+        settle = min(.milliseconds(250), self.spacing)
         retryDelay = self.firstRetry
     }
 
@@ -85,7 +93,7 @@ struct ProbePlan: Sendable, Equatable {
         guard !inFlight else { return nil }
         if let pending {
             guard let lastStart, !pending.isEvidence else { return Moment(offset: .zero) }
-            return lastStart.advanced(by: spacing)
+            return lastStart.advanced(by: pending == .pathChanged && lastAbandoned ? settle : spacing)
         }
         return nextScheduled
     }
@@ -106,6 +114,7 @@ struct ProbePlan: Sendable, Equatable {
     mutating func finish(at now: Moment, online result: Bool?) {
         inFlight = false
         lastEnd = now
+        lastAbandoned = result == nil
         switch result {
         case true?:
             online = true

@@ -133,6 +133,27 @@ import Testing
         #expect(plan.start(at: at(30.3)) == .stall("eth0 sent packets but received none for 3s"))
     }
 
+    @Test func aRouteReportedAsSeveralChangesProbesTheLastWithoutWaitingASecond() {
+        var plan = ProbePlan(interval: .seconds(30))
+        _ = plan.start(at: at(0))
+        plan.finish(at: at(0), online: true)
+        // The route comes back at 10 s as two changes 20 ms apart: the probe for
+        // the first is abandoned by the second, whose probe starts 250 ms after it.
+        _ = plan.trigger(.pathChanged)
+        #expect(plan.start(at: at(10)) == .pathChanged)
+        let abandon = plan.trigger(.pathChanged)
+        #expect(abandon)
+        plan.finish(at: at(10.02), online: nil)
+        #expect(plan.start(at: at(10.2)) == nil)
+        #expect(plan.start(at: at(10.25)) == .pathChanged)
+        // A storm of changes still costs at most four probes a second, and a
+        // plain request after a probe with a verdict waits the whole second.
+        plan.finish(at: at(10.3), online: true)
+        _ = plan.trigger(.request)
+        #expect(plan.start(at: at(11)) == nil)
+        #expect(plan.start(at: at(11.25)) == .request)
+    }
+
     @Test func answersArrivingAfterAStallProbeAtOnce() {
         var plan = ProbePlan(interval: .seconds(30))
         _ = plan.start(at: at(0))
