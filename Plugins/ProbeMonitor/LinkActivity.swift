@@ -75,9 +75,6 @@ struct StallDetector: Sendable {
     /// The user's packets out in the last sample (the probe's own taken off):
     /// the watcher samples often only while this grows.
     private(set) var userSent: UInt64 = 0
-    /// Packets have left without answers since `firstUnansweredTx`: a stall may be
-    /// building up, so the watcher keeps looking.
-    var watching: Bool { firstUnansweredTx != nil || stalled }
     /// First unanswered outgoing sample since packets last arrived.
     private var firstUnansweredTx: Moment?
     private var unansweredTxSamples = 0
@@ -140,7 +137,8 @@ struct StallDetector: Sendable {
 /// costs a wake-up, so it looks once a second only while the user's packets
 /// leave (a stall can only build up then), and backs off 1, 2, 4 … up to the
 /// probe's interval while they do not: an idle machine is woken about once per
-/// interval. While a stall stands it looks twice a second, so that answers
+/// interval, and so is one whose user gave up during an outage. While a stall
+/// stands and packets still leave it looks twice a second, so that answers
 /// coming back (the upstream healed) are seen within half a second.
 struct CounterPace: Sendable, Equatable {
     var shortest: Duration = .seconds(1)
@@ -154,13 +152,13 @@ struct CounterPace: Sendable, Equatable {
     }
 
     /// The delay before the next sample, after one that saw `sent` packets of
-    /// the user's leave (`watching`: a stall is building up or stands).
-    mutating func next(sent: UInt64, watching: Bool, stalled: Bool) -> Duration {
-        if stalled {
-            delay = shortest
-            return whileStalled
+    /// the user's leave (`stalled`: a stall stands).
+    mutating func next(sent: UInt64, stalled: Bool) -> Duration {
+        guard sent > 0 else {
+            delay = min(delay * 2, longest)
+            return delay
         }
-        delay = sent > 0 || watching ? shortest : min(delay * 2, longest)
-        return delay
+        delay = shortest
+        return stalled ? whileStalled : shortest
     }
 }

@@ -238,11 +238,11 @@ public struct ProbeMonitor: Monitor {
             let busy = started || ended
             lastSample = now
             guard let interface = probeInterface(on: path()), let counters = read(interface) else {
-                delay = pace.next(sent: 0, watching: false, stalled: false)
+                delay = pace.next(sent: 0, stalled: false)
                 continue
             }
             let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy)
-            delay = pace.next(sent: detector.userSent, watching: detector.watching, stalled: detector.stalled)
+            delay = pace.next(sent: detector.userSent, stalled: detector.stalled)
             switch signal {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)

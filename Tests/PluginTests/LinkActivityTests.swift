@@ -115,12 +115,13 @@ final class FakeHost {
     @Test func backsOffWhileNothingLeavesAndComesBackWhenPacketsLeave() {
         var pace = CounterPace(longest: .seconds(30))
         #expect(pace.delay == .seconds(1))
-        let idle = (0..<7).map { _ in pace.next(sent: 0, watching: false, stalled: false) }
+        let idle = (0..<7).map { _ in pace.next(sent: 0, stalled: false) }
         #expect(idle == [2, 4, 8, 16, 30, 30, 30].map { .seconds($0) })
-        #expect(pace.next(sent: 3, watching: true, stalled: false) == .seconds(1))
-        #expect(pace.next(sent: 0, watching: true, stalled: false) == .seconds(1), "a stall may be building up")
-        #expect(pace.next(sent: 5, watching: true, stalled: true) == .milliseconds(500), "waiting for answers")
-        #expect(pace.next(sent: 0, watching: false, stalled: false) == .seconds(2))
+        #expect(pace.next(sent: 3, stalled: false) == .seconds(1))
+        #expect(pace.next(sent: 5, stalled: true) == .milliseconds(500), "waiting for answers")
+        // A stall stands, but the user gave up: nothing to wait for answers to.
+        let gaveUp = (0..<3).map { _ in pace.next(sent: 0, stalled: true) }
+        #expect(gaveUp == [2, 4, 8].map { .seconds($0) })
     }
 }
 
