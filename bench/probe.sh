@@ -10,7 +10,7 @@
 # Needs root, ip, nft, python3; run by `make bench` after the release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$PWD/.build/release/lifeline
+bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
 server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 rounds=${PROBE_BENCH_ROUNDS:-3}
 idle_window=${PROBE_BENCH_IDLE_WINDOW:-65}
@@ -22,7 +22,8 @@ fi
 
 tag=$$
 ns=llbench-$tag a=lba$tag b=lbb$tag table=llbench_$tag
-host=10.215.7.1 nsaddr=10.215.7.2
+net=${PROBE_BENCH_NET:-10.215.7}  # another /24 lets two runs go side by side
+host=$net.1 nsaddr=$net.2
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -66,8 +67,13 @@ blackhole() {
 }
 heal() { nft delete table inet "$table"; }
 
-# Default settings; only the URL points at the lab.
+# Default settings; only the URL points at the lab. The link monitor is there as
+# in the embedded defaults: it names the interface whose counters the stall
+# trigger reads.
 cat > "$work/config.toml" <<TOML
+[[monitor]]
+kind = "netlink"
+
 [[monitor]]
 kind = "probe"
 url = "http://$host:8080/check_network_status.txt"

@@ -6,7 +6,7 @@
 # Goals: status <= 5 ms mean; push <= 20 ms.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=$PWD/.build/release/lifeline
+bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
 [[ -x $bin ]] || { echo "build it first: make release" >&2; exit 1; }
 command -v tmux >/dev/null || { echo "tmux missing (make bench installs it)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "hyperfine missing" >&2; exit 1; }

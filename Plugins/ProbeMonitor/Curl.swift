@@ -96,7 +96,9 @@ final class CurlEasy {
     }
 
     /// Performs `request` on the calling thread (it blocks for up to the timeout).
-    /// `cancelled` is polled by libcurl's progress callback, at least once a second.
+    /// Setting `cancelled` wakes the transfer at once and stops it: the thread is
+    /// free for the next probe right away, not at libcurl's next progress
+    /// callback (up to a second later while a connection waits for answers).
     func perform(_ request: HTTPRequest, cancelled: CancelFlag) -> Result<HTTPReply, CurlError> {
         let sink = TransferSink(cancelled: cancelled)
         var errorBuffer = [CChar](repeating: 0, count: Int(LIFELINE_CURL_ERROR_SIZE) + 1)
@@ -142,7 +144,7 @@ final class CurlEasy {
                 setup.append(lifeline_curl_set_str(handle, CURLOPT_INTERFACE, request.interface))
             }
             if let bad = setup.first(where: { $0 != CURLE_OK }) { return bad }
-            return curl_easy_perform(handle)
+            return performWakeably(cancelled: cancelled, sink: sink)
         }
         let message = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 
@@ -161,6 +163,34 @@ final class CurlEasy {
             status: status, headers: sink.headers, body: sink.body, truncated: sink.truncated,
             redirect: redirect.map { String(cString: $0) }, rttMs: Double(total) / 1000
         ))
+    }
+
+    /// `curl_easy_perform`, but through a multi handle: its wait
+    /// (`curl_multi_poll`) is what `CancelFlag.set` interrupts with
+    /// `curl_multi_wakeup`.
+    private func performWakeably(cancelled: CancelFlag, sink: TransferSink) -> CURLcode {
+        guard let multi = curl_multi_init() else { return CURLE_OUT_OF_MEMORY }
+        defer { curl_multi_cleanup(multi) }
+        guard curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_FAILED_INIT }
+        defer { curl_multi_remove_handle(multi, handle) }
+        cancelled.attach(multi)
+        defer { cancelled.detach() }
+        var running: Int32 = 1
+        while true {
+            guard curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
+            if running == 0 { break }
+            if cancelled.isSet {
+                sink.wasCancelled = true
+                return CURLE_ABORTED_BY_CALLBACK
+            }
+            // libcurl's own timers (the transfer's timeout) cut the wait short.
+            guard curl_multi_poll(multi, nil, 0, 1000, nil) == CURLM_OK else { return CURLE_FAILED_INIT }
+        }
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
+        }
+        return CURLE_FAILED_INIT
     }
 
     private func kind(of code: CURLcode, cancelled: Bool) -> CurlError.Kind {
@@ -206,11 +236,34 @@ extension ProbeMonitor.Config.Family {
     }
 }
 
-/// Set from any thread to stop a transfer at libcurl's next progress callback.
+/// Set from any thread to stop a transfer: it wakes the transfer's wait at once.
 final class CancelFlag: Sendable {
     private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .relaxed) }
+    /// The multi handle of the transfer under way; `curl_multi_wakeup` is the one
+    /// call libcurl allows on it from another thread, and the lock keeps it from
+    /// racing the handle's cleanup.
+    private let multi = Mutex<MultiHandle?>(nil)
+
+    /// Only ever used under the lock above.
+    private struct MultiHandle: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer
+    }
+
+    func set() {
+        multi.withLock { multi in
+            flag.store(true, ordering: .relaxed)
+            if let multi { _ = curl_multi_wakeup(multi.pointer) }
+        }
+    }
+
     var isSet: Bool { flag.load(ordering: .relaxed) }
+
+    func attach(_ handle: UnsafeMutableRawPointer) {
+        let multiHandle = MultiHandle(pointer: handle)
+        multi.withLock { $0 = multiHandle }
+    }
+
+    func detach() { multi.withLock { $0 = nil } }
 }
 
 /// Collects one transfer's reply; reached from libcurl's callbacks through a
@@ -274,7 +327,7 @@ private func curlProgress(_ user: UnsafeMutableRawPointer?, _: curl_off_t, _: cu
 /// Runs HTTP probes on a thread of their own, never on Swift's cooperative
 /// pool: a probe blocks for up to its timeout. Probes never overlap, so one
 /// thread serves them all; a cancelled probe is abandoned at once by its caller
-/// and stops at libcurl's next progress callback.
+/// and its transfer stops at once, so the next probe does not queue behind it.
 enum HTTPProber {
     private static let thread = SerialThread(name: "lifeline-probe")
     /// IPv6 has its own, so the two families are probed side by side, one probe each at most.

@@ -1,16 +1,15 @@
 import LifelineCore
 
-/// The kernel files the probe reads (packet counters), under roots tests can replace.
+/// The kernel files the probe reads (packet counters) and the resolver it
+/// names, under roots tests can replace. The route and the router's neighbour
+/// entry come from rtnetlink (`GatewayReader`), not from files.
 struct HostFiles: Sendable {
-    init(sys: String = "/sys", proc: String = "/proc", resolvConf: String = "/etc/resolv.conf") {
+    init(sys: String = "/sys", resolvConf: String = "/etc/resolv.conf") {
         self.sys = sys
-        self.proc = proc
         self.resolvConf = resolvConf
     }
 
     var sys = "/sys"
-    /// The routing and neighbour tables of this network namespace (`PathFacts`).
-    var proc = "/proc"
     var resolvConf = "/etc/resolv.conf"
 
     func counters(of interface: String) -> PacketCounters? {
@@ -46,10 +45,11 @@ struct PacketCounters: Sendable, Equatable {
 /// unanswered packets is not an answer.
 ///
 /// Packets the probe itself causes would fool both signals (its reply is
-/// "arriving", its SYNs "leaving"), so in samples overlapping a probe the first
-/// `probeAllowance` packets each way are taken to be the probe's. More than
-/// that is the user's traffic, and still counts: a blackholed probe can take
-/// its whole timeout, and answers arriving meanwhile mean the upstream is back.
+/// "arriving", its SYNs "leaving"), so in samples where a probe starts or ends
+/// the first `probeAllowance` packets each way are taken to be the probe's. More
+/// than that is the user's traffic, and still counts; and samples in the middle
+/// of a long probe are not discounted at all: a blackholed probe can take its
+/// whole timeout, and answers arriving meanwhile mean the upstream is back.
 struct StallDetector: Sendable {
     enum Signal: Equatable, Sendable {
         case stall(since: Moment)
@@ -63,9 +63,17 @@ struct StallDetector: Sendable {
     /// Packets that straggle in after a probe ended (the server's FIN) still count as the probe's.
     var probeGrace: Duration = .milliseconds(500)
 
+    /// The shortest time between samples: a stall is dated no earlier than
+    /// this before the sample that first saw unanswered packets, however long
+    /// the watcher slept before it.
+    var samplePeriod: Duration = .seconds(1)
+
     private var interface: String?
     private var last: PacketCounters?
     private var lastSample: Moment?
+    /// The user's packets out in the last sample (the probe's own taken off):
+    /// the watcher samples often only while this grows.
+    private(set) var userSent: UInt64 = 0
     /// First unanswered outgoing sample since packets last arrived.
     private var firstUnansweredTx: Moment?
     private var unansweredTxSamples = 0
@@ -75,13 +83,15 @@ struct StallDetector: Sendable {
         self.window = window
     }
 
-    /// Feeds one sample. `probeActive` is whether a probe ran at any time since
-    /// the previous sample (or ended less than `probeGrace` before it).
+    /// Feeds one sample. `probeBusy` is whether a probe started since the
+    /// previous sample or ended less than `probeGrace` before it: the samples
+    /// that carry its packets.
     mutating func sample(interface: String, counters: PacketCounters, at now: Moment, probeBusy: Bool) -> Signal? {
         defer {
             last = counters
             lastSample = now
         }
+        userSent = 0
         guard interface == self.interface, let last, counters.tx >= last.tx, counters.rx >= last.rx else {
             // New interface or counters reset (interface re-created): start over.
             self.interface = interface
@@ -94,13 +104,18 @@ struct StallDetector: Sendable {
             sent = sent > probeAllowance ? sent - probeAllowance : 0
             received = received > probeAllowance ? received - probeAllowance : 0
         }
+        userSent = sent
         if received > 0, received >= sent / answerRatio {
             let wasStalled = stalled
             reset()
             return wasStalled ? .resumed : nil
         }
         if sent > 0 {
-            if firstUnansweredTx == nil, let lastSample { firstUnansweredTx = lastSample }
+            if firstUnansweredTx == nil, let lastSample {
+                // After a long sleep the packets may have left just now: the
+                // window counts from one sample period back at most.
+                firstUnansweredTx = max(lastSample, now.advanced(by: .zero - samplePeriod))
+            }
             unansweredTxSamples += 1
         }
         if !stalled, let since = firstUnansweredTx, unansweredTxSamples >= 2, since.duration(to: now) >= window {
@@ -114,5 +129,35 @@ struct StallDetector: Sendable {
         firstUnansweredTx = nil
         unansweredTxSamples = 0
         stalled = false
+    }
+}
+
+/// How long the counter watcher sleeps between samples. Reading the counters
+/// costs a wake-up, so it looks once a second only while the user's packets
+/// leave (a stall can only build up then), and backs off 1, 2, 4 … up to the
+/// probe's interval while they do not: an idle machine is woken about once per
+/// interval, and so is one whose user gave up during an outage. While a stall
+/// stands and packets still leave it looks twice a second, so that answers
+/// coming back (the upstream healed) are seen within half a second.
+struct CounterPace: Sendable, Equatable {
+    var shortest: Duration = .seconds(1)
+    var longest: Duration
+    var whileStalled: Duration = .milliseconds(500)
+    private(set) var delay: Duration
+
+    init(longest: Duration) {
+        self.longest = max(longest, shortest)
+        delay = shortest
+    }
+
+    /// The delay before the next sample, after one that saw `sent` packets of
+    /// the user's leave (`stalled`: a stall stands).
+    mutating func next(sent: UInt64, stalled: Bool) -> Duration {
+        guard sent > 0 else {
+            delay = min(delay * 2, longest)
+            return delay
+        }
+        delay = shortest
+        return stalled ? whileStalled : shortest
     }
 }

@@ -7,8 +7,9 @@ import Synchronization
 /// in a row. Scheduling: every `interval` while online, 1 s doubling up to
 /// `interval` while not, at once on every check request (netlink change,
 /// `Check()`, resume), at most one probe at a time and one per second. Between
-/// probes the primary interface's packet counters are read once a second: when
-/// packets leave but none come back for `stall`, it probes at once. The route
+/// probes the primary interface's packet counters are read once a second while
+/// packets leave (less and less often while none do): when packets leave but
+/// none come back for `stall`, it probes at once. The route
 /// comes from the link monitor through the core: with no default route it sends
 /// nothing (the link already says offline), and when the route changes it
 /// abandons a probe under way and probes the new path at once. A verdict is
@@ -30,7 +31,8 @@ import Synchronization
 /// - `timeout` (duration, default `"5s"`): for the whole exchange.
 /// - `failures` (integer, default 2): failed probes in a row before `limited`;
 ///   a stall seen on the interface counts as one.
-/// - `stall` (duration, default `"3s"`): packets out, none in, for this long → probe now.
+/// - `stall` (duration, default `"3s"`): packets out, none in, for this long → probe now,
+///   waiting 1.5 s at most (or `timeout` if shorter) for the answer.
 /// - `interface` (string, default `""`): bind probes to this interface (and watch
 ///   its counters); empty: the interface of the default route.
 /// - `family` (`"any"`, `"ipv4"` or `"ipv6"`, default `"any"`): address family of the
@@ -146,7 +148,7 @@ public struct ProbeMonitor: Monitor {
                 }
             }
             group.addTask {
-                await watchCounters(scheduler: scheduler, handle: handle)
+                await watchCounters(scheduler: scheduler, path: { handle.path })
             }
             group.addTask {
                 await scheduler.run { cause in
@@ -166,9 +168,10 @@ public struct ProbeMonitor: Monitor {
         // Each family with a default route is probed on its own, side by side:
         // IPv6 can be broken while IPv4 works.
         let families: [Config.Family] = config.family == .any ? files.defaultRouteFamilies(interface: interface) : [config.family]
+        let timeout = self.timeout(for: cause)
         let outcomes = await withTaskGroup(of: (Config.Family, ProbeOutcome).self) { group in
             for family in families.isEmpty ? [Config.Family.any] : families {
-                group.addTask { (family, await probe(family: family, interface: interface)) }
+                group.addTask { (family, await probe(family: family, interface: interface, timeout: timeout)) }
             }
             var all: [(Config.Family, ProbeOutcome)] = []
             for await outcome in group { all.append(outcome) }
@@ -185,37 +188,62 @@ public struct ProbeMonitor: Monitor {
         return outcomes.contains { ProbeJudge.isOnline($0.1) }
     }
 
+    /// How long a probe for `cause` waits for its answer. After a stall (the
+    /// user's packets got no answer for `stall`) the probe only confirms what the
+    /// counters saw, so it waits `stallTimeout` at most: a working path answers
+    /// an HTTP check well within it, and an outage is published seconds sooner.
+    func timeout(for cause: ProbeCause) -> Duration {
+        if case .stall = cause { return min(config.timeout.duration, Self.stallTimeout) }
+        return config.timeout.duration
+    }
+
+    static let stallTimeout = Duration.milliseconds(1500)
+
     /// One request over one family (`.any`: whichever the kernel picks), judged.
-    func probe(family: Config.Family, interface: String) async -> ProbeOutcome {
-        let request = HTTPRequest(url: config.url, timeout: config.timeout.duration,
-                                  interface: config.interface, family: family)
+    func probe(family: Config.Family, interface: String, timeout: Duration) async -> ProbeOutcome {
+        let request = HTTPRequest(url: config.url, timeout: timeout, interface: config.interface, family: family)
         let result = await fetch(request)
         if case .success(let reply) = result, reply.truncated {
             context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
         }
         var facts = PathFacts(interface: interface)
         if case .failure = result { facts = files.pathFacts(interface: interface, family: family) }
+        var expectation = self.expectation
+        expectation.timeout = timeout
         return expectation.judge(result, facts: facts)
     }
 
-    /// Samples the primary interface's counters about once a second: a stall
-    /// (while online) probes at once, and so do packets arriving again after one
-    /// (while not online).
-    func watchCounters(scheduler: ProbeScheduler, handle: MonitorHandle) async {
+    /// Samples the primary interface's counters, once a second while the user's
+    /// packets leave and less and less often while they do not (`CounterPace`):
+    /// a stall (while online) probes at once, and so do packets arriving again
+    /// after one (while not online).
+    func watchCounters(scheduler: ProbeScheduler, path: @escaping @Sendable () -> LinkPath,
+                       counters read: ((String) -> PacketCounters?)? = nil) async {
+        let read = read ?? files.counters(of:)
         let time = scheduler.time
         var detector = StallDetector(window: config.stall.duration)
+        var pace = CounterPace(longest: config.interval.duration)
+        var delay = pace.delay
         var lastSample = time.now()
-        var next = time.now()
         while !Task.isCancelled {
-            next = next.advanced(by: .seconds(1))
-            do { try await time.sleep(next) } catch { return }
+            do { try await time.sleep(time.now().advanced(by: delay)) } catch { return }
             let now = time.now()
-            if next.duration(to: now) > .seconds(2) { next = now }  // slept through a suspend: don't catch up
             let plan = scheduler.plan
-            let busy = plan.inFlight || (plan.lastEnd.map { $0.advanced(by: detector.probeGrace) > lastSample } ?? false)
+            // A probe's own packets come as it starts (handshake, request) and as it
+            // ends (reply, close): only those samples discount them. Samples in the
+            // middle of a long probe (a blackholed one retrying its SYN) see the
+            // user's packets alone, so answers coming back are seen while it waits.
+            let started = plan.lastStart.map { $0 > lastSample } ?? false
+            let ended = plan.lastEnd.map { $0.advanced(by: detector.probeGrace) > lastSample } ?? false
+            let busy = started || ended
             lastSample = now
-            guard let interface = probeInterface(on: handle.path), let counters = files.counters(of: interface) else { continue }
-            switch detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy) {
+            guard let interface = probeInterface(on: path()), let counters = read(interface) else {
+                delay = pace.next(sent: 0, stalled: false)
+                continue
+            }
+            let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy)
+            delay = pace.next(sent: detector.userSent, stalled: detector.stalled)
+            switch signal {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)
                 context.logger.debug("\(interface) sent packets but received none for \(seconds)s")

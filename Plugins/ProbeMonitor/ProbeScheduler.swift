@@ -16,17 +16,37 @@ enum ProbeCause: Sendable, Equatable {
     case pathChanged
 }
 
+extension ProbeCause {
+    /// What the counters saw: comes once per stall, so it need not be spaced.
+    var isEvidence: Bool {
+        switch self {
+        case .stall, .resumed: true
+        case .schedule, .request, .pathChanged: false
+        }
+    }
+}
+
 /// When to probe, as a pure state machine over `Moment`s (no clock inside):
 ///
 /// - online: every `interval` after the last probe ended;
 /// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's ramp);
 /// - a trigger probes at once, but never sooner than `spacing` (1 s) after the
 ///   previous probe started, so a storm of triggers costs one probe per second;
-/// - never two probes at once: a trigger during a probe waits for its end.
+/// - never two probes at once: a trigger during a probe waits for its end;
+/// - a probe skipped for want of a route sent nothing: it neither counts for the
+///   spacing nor schedules another; the route coming back triggers the next;
+/// - a new path after one that abandoned the probe under way waits only
+///   `settle` (250 ms), not `spacing`: the kernel reports a route coming back
+///   as a few changes in a row, and the probe for the first must not hold
+///   the probe for the last back by a second;
+/// - a stall, and answers arriving after one (`resumed`), probe at once and
+///   abandon a probe under way: each fires once per stall, and each makes the
+///   probe under way stale (it started before the evidence).
 struct ProbePlan: Sendable, Equatable {
     let interval: Duration
     let spacing: Duration
     let firstRetry: Duration
+    let settle: Duration
 
     private(set) var inFlight = false
     private(set) var lastStart: Moment?
@@ -34,13 +54,19 @@ struct ProbePlan: Sendable, Equatable {
     /// Nil before the first probe.
     private(set) var online: Bool?
     private(set) var retryDelay: Duration
-    private(set) var nextScheduled = Moment(offset: .zero)
+    /// Nil: nothing scheduled, only a trigger starts the next probe.
+    private(set) var nextScheduled: Moment? = Moment(offset: .zero)
     private(set) var pending: ProbeCause?
+    /// `lastStart` before the probe in flight, restored if that one is skipped.
+    private var startBefore: Moment?
+    /// The last probe was abandoned (by a trigger) before it had a verdict.
+    private(set) var lastAbandoned = false
 
     init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
         self.interval = interval
         self.spacing = min(spacing, interval)
         self.firstRetry = min(firstRetry, interval)
+        settle = min(.milliseconds(250), self.spacing)
         retryDelay = self.firstRetry
     }
 
@@ -48,22 +74,26 @@ struct ProbePlan: Sendable, Equatable {
     /// (it carries evidence the probe's verdict uses), but not over a new path
     /// (the stall was seen on the old one). Returns true when the probe under
     /// way should be abandoned: answers came back while it waits out its timeout
-    /// on a connection started into the void, or the path it measures is gone,
-    /// so a fresh probe will know sooner.
+    /// on a connection started into the void, packets stopped coming back while
+    /// it runs (the stall's own short probe concludes sooner), or the path it
+    /// measures is gone, so a fresh probe will know sooner.
     mutating func trigger(_ cause: ProbeCause) -> Bool {
         switch (pending, cause) {
         case (.stall, let c) where c != .pathChanged: break
         default: pending = cause
         }
-        return (cause == .resumed || cause == .pathChanged) && inFlight
+        switch cause {
+        case .resumed, .pathChanged, .stall: return inFlight
+        case .schedule, .request: return false
+        }
     }
 
     /// When the next probe may start (nil while one is in flight).
     var due: Moment? {
         guard !inFlight else { return nil }
-        if pending != nil {
-            guard let lastStart else { return Moment(offset: .zero) }
-            return lastStart.advanced(by: spacing)
+        if let pending {
+            guard let lastStart, !pending.isEvidence else { return Moment(offset: .zero) }
+            return lastStart.advanced(by: pending == .pathChanged && lastAbandoned ? settle : spacing)
         }
         return nextScheduled
     }
@@ -74,15 +104,17 @@ struct ProbePlan: Sendable, Equatable {
         let cause = pending ?? .schedule
         pending = nil
         inFlight = true
+        startBefore = lastStart
         lastStart = now
         return cause
     }
 
-    /// Records a probe's end. `online` nil: the probe was skipped (no default
-    /// route); the ramp goes on without growing.
+    /// Records a probe's end. `online` nil: the probe was abandoned (a trigger
+    /// cancelled it); the ramp goes on without growing.
     mutating func finish(at now: Moment, online result: Bool?) {
         inFlight = false
         lastEnd = now
+        lastAbandoned = result == nil
         switch result {
         case true?:
             online = true
@@ -97,12 +129,23 @@ struct ProbePlan: Sendable, Equatable {
             nextScheduled = now.advanced(by: retryDelay)
         }
     }
+
+    /// Records a probe that sent nothing (no default route): as if it never
+    /// started, so the route coming back probes at once, and with nothing
+    /// scheduled, so no timer wakes the daemon while there is nothing to probe.
+    mutating func skip(at now: Moment) {
+        inFlight = false
+        lastStart = startBefore
+        online = false
+        nextScheduled = nil
+    }
 }
 
 /// Drives a `ProbePlan` with an injected clock: sleeps until the next probe is
 /// due or a trigger arrives, runs the probe, records its result, repeats.
 final class ProbeScheduler: Sendable {
-    /// Runs one probe and says whether it got the expected reply (nil: skipped).
+    /// Runs one probe and says whether it got the expected reply (nil: skipped
+    /// for want of a route, or abandoned when cancelled).
     typealias Probe = @Sendable (ProbeCause) async -> Bool?
 
     private struct State {
@@ -146,9 +189,14 @@ final class ProbeScheduler: Sendable {
                     running.cancel()
                 }
                 let end = time.now()
+                let abandoned = running.isCancelled
                 state.withLock {
                     $0.running = nil
-                    $0.plan.finish(at: end, online: result)
+                    if result == nil && !abandoned {
+                        $0.plan.skip(at: end)
+                    } else {
+                        $0.plan.finish(at: end, online: result)
+                    }
                 }
                 continue
             }
@@ -159,8 +207,16 @@ final class ProbeScheduler: Sendable {
     private func sleepUntilDueOrTriggered() async {
         let time = self.time
         let sleeper = state.withLock { s -> Task<Void, Never>? in
-            guard let due = s.plan.due, due > time.now() else { return nil }
-            let task = Task { _ = try? await time.sleep(due) }
+            let due = s.plan.due
+            if let due, due <= time.now() { return nil }
+            // Nothing due: sleep until a trigger cancels the sleep.
+            let task = Task {
+                if let due {
+                    _ = try? await time.sleep(due)
+                } else {
+                    while (try? await time.sleep(time.now().advanced(by: .seconds(86400 * 365)))) != nil {}
+                }
+            }
             s.sleeper = task
             return task
         }

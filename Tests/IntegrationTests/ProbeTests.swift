@@ -147,7 +147,8 @@ import Testing
         let took = ContinuousClock.now - start
         #expect(took < .seconds(15), "limited after \(took): not well before the 30 s interval")
         let reason = try fixture.statusJSON()["reason"] as? String ?? ""
-        #expect(reason.contains("timed out after 2s"), "\(reason)")
+        // The stall's probe only confirms what the counters saw: 1.5 s, not the whole timeout.
+        #expect(reason.contains("timed out after 1500ms"), "\(reason)")
         #expect(reason.contains("\(lab.namespaceInterface) sent packets but received none"), "\(reason)")
 
         // Packets answered again after the stall: probed at once, not after the ramp.

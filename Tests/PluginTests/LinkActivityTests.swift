@@ -1,5 +1,8 @@
+import Clocks
 import Foundation
 import LifelineCore
+import Logging
+import Synchronization
 import Testing
 
 @testable import ProbeMonitor
@@ -105,5 +108,128 @@ final class FakeHost {
         _ = d.sample(interface: "eth0", counters: PacketCounters(tx: 110, rx: 100), at: at(1), probeBusy: false)
         #expect(d.sample(interface: "wlan0", counters: PacketCounters(tx: 120, rx: 100), at: at(2), probeBusy: false) == nil)
         #expect(d.sample(interface: "wlan0", counters: PacketCounters(tx: 0, rx: 0), at: at(3), probeBusy: false) == nil)
+    }
+}
+
+@Suite struct CounterPaceTests {
+    @Test func backsOffWhileNothingLeavesAndComesBackWhenPacketsLeave() {
+        var pace = CounterPace(longest: .seconds(30))
+        #expect(pace.delay == .seconds(1))
+        let idle = (0..<7).map { _ in pace.next(sent: 0, stalled: false) }
+        #expect(idle == [2, 4, 8, 16, 30, 30, 30].map { .seconds($0) })
+        #expect(pace.next(sent: 3, stalled: false) == .seconds(1))
+        #expect(pace.next(sent: 5, stalled: true) == .milliseconds(500), "waiting for answers")
+        // A stall stands, but the user gave up: nothing to wait for answers to.
+        let gaveUp = (0..<3).map { _ in pace.next(sent: 0, stalled: true) }
+        #expect(gaveUp == [2, 4, 8].map { .seconds($0) })
+    }
+}
+
+/// The counter watcher itself, driven by swift-clocks' `TestClock`: when it
+/// reads the counters, and what it asks the scheduler for.
+@Suite struct CounterWatchTests {
+    final class Reads: Sendable {
+        let times = Mutex<[Duration]>([])
+        /// tx, rx as a function of the seconds since the start.
+        let counters: @Sendable (Double) -> PacketCounters
+        init(_ counters: @escaping @Sendable (Double) -> PacketCounters) { self.counters = counters }
+    }
+
+    func settle() async {
+        for _ in 0..<20 {
+            await Task.yield()
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// Runs the watcher on `eth0` for `seconds` of test time in 500 ms steps; returns the read times.
+    func watch(for seconds: Int, interval: Duration = .seconds(30), _ reads: Reads) async -> (times: [Double], plan: ProbePlan) {
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: interval)
+        var config = ProbeMonitor.Config()
+        config.interval = ConfigDuration(interval)
+        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
+                                    control: Bus(clock: ContinuousClock()))
+        let monitor = ProbeMonitor(config: config, context: context, clock: clock, files: HostFiles(),
+                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
+        let origin = clock.now
+        let task = Task {
+            await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
+                                        counters: { _ in
+                                            let t = origin.duration(to: clock.now)
+                                            reads.times.withLock { $0.append(t) }
+                                            return reads.counters(t.milliseconds / 1000)
+                                        })
+        }
+        await settle()
+        for _ in 0..<(seconds * 2) {
+            await clock.advance(by: .milliseconds(500))
+            await settle()
+        }
+        task.cancel()
+        await task.value
+        let times = reads.times.withLock { $0 }.map { $0.milliseconds / 1000 }
+        return (times, scheduler.plan)
+    }
+
+    @Test func anIdleInterfaceIsReadLessAndLessOften() async {
+        let (times, _) = await watch(for: 70, Reads { _ in PacketCounters(tx: 10, rx: 10) })
+        #expect(times == [1, 3, 7, 15, 31, 61])
+    }
+
+    @Test func packetsLeavingBringItBackToOnceASecondAndAStallIsSeen() async {
+        // Idle for 40 s, then 20 packets/s leave and none come back: the backed-off
+        // watcher sees them at 61 s, then reads once a second, the stall (3 s
+        // counted from one second before 61) at 63, then twice a second.
+        let (times, plan) = await watch(for: 66, Reads { t in
+            t < 40 ? PacketCounters(tx: 10, rx: 10) : PacketCounters(tx: 10 + UInt64((t - 40) * 20), rx: 10)
+        })
+        #expect(times == [1, 3, 7, 15, 31, 61, 62, 63, 63.5, 64, 64.5, 65, 65.5, 66])
+        #expect(plan.pending == .stall("eth0 sent packets but received none for 3s"))
+    }
+
+    @Test func answersWhileABlackholedProbeWaitsAbandonItForAFreshProbe() async {
+        // 20 packets/s leave from the start; none come back until 14 s, then all do.
+        // Probes wait out a 5 s timeout (blackholed) unless abandoned.
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
+        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
+                                    control: Bus(clock: ContinuousClock()))
+        let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
+                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
+        let origin = clock.now
+        let seconds: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
+        let probes = Mutex<[(Double, ProbeCause)]>([])
+        let prober = Task {
+            await scheduler.run { cause in
+                probes.withLock { $0.append((seconds(), cause)) }
+                if cause == .resumed { return true }
+                do { try await clock.sleep(for: .seconds(5)) } catch { return nil }
+                return false
+            }
+        }
+        let watcher = Task {
+            await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
+                                        counters: { _ in
+                                            let t = seconds()
+                                            return PacketCounters(tx: UInt64(t * 20), rx: t < 14 ? 0 : UInt64((t - 14) * 20))
+                                        })
+        }
+        await settle()
+        for _ in 0..<32 {
+            await clock.advance(by: .milliseconds(500))
+            await settle()
+        }
+        prober.cancel()
+        watcher.cancel()
+        await clock.advance(by: .seconds(10))
+        await prober.value
+        await watcher.value
+        let seen = probes.withLock { $0 }
+        // Probes at 0 (fails at 5), 6 (fails at 11) and 13 on the ramp; the last
+        // is abandoned when the answers are seen, at 14.5, not waited out until 18.
+        #expect(seen.map(\.0) == [0, 6, 13, 14.5])
+        #expect(seen.map(\.1) == [.schedule, .schedule, .schedule, .resumed])
+        #expect(scheduler.plan.online == true)
     }
 }

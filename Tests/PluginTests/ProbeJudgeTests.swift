@@ -2,6 +2,8 @@ import Foundation
 import LifelineConfig
 import LifelineCore
 import LifelineTOML
+import Logging
+import Synchronization
 import Testing
 
 @testable import ProbeMonitor
@@ -132,5 +134,50 @@ import Testing
     @Test func httpsAndHeaderFormAreAccepted() throws {
         let c = try decode(#"url = "https://check.example/x"\#nexpect_header = "X-NetworkManager-Status: online"\#nfamily = "ipv6""#)
         #expect(c.family == .ipv6)
+    }
+}
+
+/// What the monitor sends and publishes for one probe, with libcurl replaced.
+@Suite struct StallProbeTests {
+    final class Sent: Sendable {
+        let timeouts = Mutex<[Duration]>([])
+    }
+
+    func monitor(_ sent: Sent) -> ProbeMonitor {
+        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
+                                    control: Bus(clock: ContinuousClock()))
+        var config = ProbeMonitor.Config()
+        config.url = "http://10.0.0.1/check"
+        config.family = .ipv4  // one request, whatever routes this machine has
+        return ProbeMonitor(config: config, context: context, clock: ContinuousClock(), files: HostFiles(sys: "/nonexistent"),
+                            fetch: { request in
+                                sent.timeouts.withLock { $0.append(request.timeout) }
+                                return .failure(CurlError(url: request.url, code: 28, kind: .timeout,
+                                                          message: "Operation timed out", stage: .connecting))
+                            })
+    }
+
+    @Test func aStallsProbeWaitsBrieflyAndItsFailureIsAnOutageAtOnce() async {
+        let sent = Sent()
+        let monitor = monitor(sent)
+        let bus = Bus(clock: ContinuousClock())
+        let handle = bus.makeMonitorHandle(name: "probe")
+        let judge = SharedJudge(ProbeJudge(failures: 2))
+        let online = await monitor.probeOnce(cause: .stall("eth0 sent packets but received none for 3s"), judge: judge, handle: handle)
+        #expect(online == false)
+        #expect(sent.timeouts.withLock { $0 } == [.milliseconds(1500)])
+        #expect(judge.state.withLock { $0.lastPublished?.state } == .limited)
+        let reason = judge.state.withLock { $0.lastPublished?.reason } ?? ""
+        #expect(reason.contains("1500ms") && reason.contains("eth0 sent packets but received none for 3s"), "\(reason)")
+    }
+
+    @Test func aScheduledProbeWaitsTheWholeTimeoutAndOneFailureIsNotYetAnOutage() async {
+        let sent = Sent()
+        let monitor = monitor(sent)
+        let handle = Bus(clock: ContinuousClock()).makeMonitorHandle(name: "probe")
+        let judge = SharedJudge(ProbeJudge(failures: 2))
+        _ = await monitor.probeOnce(cause: .schedule, judge: judge, handle: handle)
+        #expect(sent.timeouts.withLock { $0 } == [.seconds(5)])
+        #expect(judge.state.withLock { $0.lastPublished } == nil)
     }
 }

@@ -66,7 +66,7 @@ import Testing
         #expect(starts == [0, 1, 3, 7, 37, 67])
     }
 
-    @Test func skippedProbesKeepTheRampFromGrowing() {
+    @Test func abandonedProbesKeepTheRampFromGrowing() {
         let starts = simulate(until: 5, result: { _ in nil }).map(\.0)
         #expect(starts == [0, 1, 2, 3, 4, 5])
     }
@@ -103,6 +103,68 @@ import Testing
         #expect(!preempt, "a request waits for the probe under way")
         preempt = plan.trigger(.resumed)
         #expect(preempt, "answers again: abandon the probe under way")
+    }
+
+    @Test func aProbeSkippedForWantOfARouteNeitherDelaysTheNextNorSchedulesOne() {
+        var plan = ProbePlan(interval: .seconds(30))
+        _ = plan.start(at: at(0))
+        plan.finish(at: at(0.1), online: true)
+        // The route goes away at 10 s; a check request finds nothing to probe.
+        _ = plan.trigger(.request)
+        #expect(plan.start(at: at(10)) == .request)
+        plan.skip(at: at(10))
+        #expect(plan.due == nil, "nothing to wake up for until the route is back")
+        #expect(plan.online == false)
+        // The route is back 300 ms later: probed at once.
+        _ = plan.trigger(.pathChanged)
+        #expect(plan.due == at(1))
+        #expect(plan.start(at: at(10.3)) == .pathChanged)
+    }
+
+    @Test func aStallDuringAProbeAbandonsItAndProbesAtOnce() {
+        var plan = ProbePlan(interval: .seconds(30))
+        #expect(plan.start(at: at(0)) == .schedule)
+        plan.finish(at: at(0), online: true)
+        #expect(plan.start(at: at(30)) == .schedule)
+        // The upstream died just before; the stall is seen 300 ms into the probe.
+        let abandon = plan.trigger(.stall("eth0 sent packets but received none for 3s"))
+        #expect(abandon)
+        plan.finish(at: at(30.3), online: nil)
+        #expect(plan.start(at: at(30.3)) == .stall("eth0 sent packets but received none for 3s"))
+    }
+
+    @Test func aRouteReportedAsSeveralChangesProbesTheLastWithoutWaitingASecond() {
+        var plan = ProbePlan(interval: .seconds(30))
+        _ = plan.start(at: at(0))
+        plan.finish(at: at(0), online: true)
+        // The route comes back at 10 s as two changes 20 ms apart: the probe for
+        // the first is abandoned by the second, whose probe starts 250 ms after it.
+        _ = plan.trigger(.pathChanged)
+        #expect(plan.start(at: at(10)) == .pathChanged)
+        let abandon = plan.trigger(.pathChanged)
+        #expect(abandon)
+        plan.finish(at: at(10.02), online: nil)
+        #expect(plan.start(at: at(10.2)) == nil)
+        #expect(plan.start(at: at(10.25)) == .pathChanged)
+        // A storm of changes still costs at most four probes a second, and a
+        // plain request after a probe with a verdict waits the whole second.
+        plan.finish(at: at(10.3), online: true)
+        _ = plan.trigger(.request)
+        #expect(plan.start(at: at(11)) == nil)
+        #expect(plan.start(at: at(11.25)) == .request)
+    }
+
+    @Test func answersArrivingAfterAStallProbeAtOnce() {
+        var plan = ProbePlan(interval: .seconds(30))
+        _ = plan.start(at: at(0))
+        plan.finish(at: at(5), online: false)
+        #expect(plan.start(at: at(6)) == .schedule)
+        // Answers arrive 300 ms into the ramp's probe: it is abandoned, and the
+        // next starts then, not a second after the abandoned one started.
+        let abandon = plan.trigger(.resumed)
+        #expect(abandon)
+        plan.finish(at: at(6.3), online: nil)
+        #expect(plan.start(at: at(6.3)) == .resumed)
     }
 }
 
@@ -171,6 +233,34 @@ import Testing
         #expect(scheduler.plan.online == true)
         task.cancel()
         await clock.advance(by: .seconds(60))
+        await task.value
+    }
+
+    @Test func noRouteMeansNoWakeUpsAndTheRouteReturningProbesAtOnce() async {
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
+        let recorder = Recorder()
+        let origin = clock.now
+        let routed = Atomic<Bool>(false)
+        let task = Task {
+            await scheduler.run { _ in
+                recorder.starts.withLock { $0.append(origin.duration(to: clock.now)) }
+                return routed.load(ordering: .sequentiallyConsistent) ? true : nil
+            }
+        }
+        await settle()
+        for _ in 0..<20 {
+            await clock.advance(by: .milliseconds(500))
+            await settle()
+        }
+        #expect(recorder.starts.withLock { $0 } == [.zero], "no probe runs (or is skipped) while there is no route")
+        await clock.advance(by: .milliseconds(200))
+        routed.store(true, ordering: .sequentiallyConsistent)
+        scheduler.trigger(.pathChanged)
+        await settle()
+        #expect(recorder.starts.withLock { $0 } == [.zero, .milliseconds(10200)])
+        #expect(scheduler.plan.online == true)
+        task.cancel()
         await task.value
     }
 
