@@ -42,7 +42,9 @@ import Testing
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
         #expect(URL(fileURLWithPath: executable).lastPathComponent == "lifeline-daemon", "the daemon runs \(executable)")
 
-        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        // Through cat: String(contentsOfFile:) returns only the first read of a /proc file.
+        let maps = try Harness.run(["cat", "/proc/\(pid)/maps"]).stdout
+        #expect(maps.contains("/libc.so"), "the maps read lists no libc: \(maps.count) bytes")
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
         let foreignMapped = mapped.filter { path in Self.foreignLibraries.contains { path.hasSuffix("/" + $0) } }
         #expect(foreignMapped.isEmpty, "the daemon maps \(foreignMapped.sorted())")
