@@ -11,7 +11,11 @@
 import Glibc
 import LifelineCore
 import LifelineDaemon
+import Logging
 
+// First, before the runtime and the libraries touch more of their code: read
+// only the pages that run (see RandomAccessMappings).
+let advice = RandomAccessMappings.apply()
 let arguments = CommandLine.arguments
 guard let options = DaemonOptions(arguments) else {
     Companion.exec("lifeline-cli", arguments)
@@ -19,5 +23,7 @@ guard let options = DaemonOptions(arguments) else {
 // The user's language is read here, while only one thread runs: setlocale is
 // not safe once the sinks' threads exist.
 _ = Translator.user
-let code = await Daemon.run(configPath: options.config, logger: DaemonLogging.bootstrap())
+let logger = DaemonLogging.bootstrap()
+logger.debug("random-access advice on \(advice.advised) file mappings\(advice.error.map { "; \($0)" } ?? "")")
+let code = await Daemon.run(configPath: options.config, logger: logger)
 exit(code.rawValue)

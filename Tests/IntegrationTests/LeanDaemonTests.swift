@@ -42,7 +42,9 @@ import Testing
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
         #expect(URL(fileURLWithPath: executable).lastPathComponent == "lifeline-daemon", "the daemon runs \(executable)")
 
-        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        // Through cat: String(contentsOfFile:) returns only the first read of a /proc file.
+        let maps = try Harness.run(["cat", "/proc/\(pid)/maps"]).stdout
+        #expect(maps.contains("/libc.so"), "the maps read lists no libc: \(maps.count) bytes")
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
         let foreignMapped = mapped.filter { path in Self.foreignLibraries.contains { path.hasSuffix("/" + $0) } }
         #expect(foreignMapped.isEmpty, "the daemon maps \(foreignMapped.sorted())")
@@ -53,6 +55,48 @@ import Testing
         let foreign = names.filter { name in Self.foreignSymbolPrefixes.contains { name.hasPrefix($0) } }
         #expect(foreign.isEmpty, "the daemon defines \(foreign.count) Foundation or TOMLKit symbols, e.g. \(foreign.prefix(3))")
         #expect(names.count > 1000, "nm listed only \(names.count) symbols: nothing to check")
+    }
+
+    /// The daemon reads only the pages of code that run: its executable and the
+    /// libraries it maps are advised as randomly accessed (VmFlags `rr` in
+    /// /proc/PID/smaps), so a fault does not read hundreds of kB around it.
+    @Test func theDaemonsCodeIsMappedForRandomAccess() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        try f.writeConfig("\(net.monitorTOML)\n[[sink]]\nkind = \"log\"\n")
+        try f.start()
+        defer { Task { await f.stop() } }
+        try net.say("online", interface: "eth0", reason: "probe answered")
+        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+
+        let pid = try #require(f.process?.pid)
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+        let smaps = try Harness.run(["cat", "/proc/\(pid)/smaps"])  // the whole file, however long
+        #expect(smaps.status == 0, "\(smaps.stderr)")
+        let mappings = Self.fileMappings(smaps.stdout)
+        let code = mappings.filter { $0.path == executable && $0.perms.contains("x") }
+        #expect(!code.isEmpty, "no executable mapping of \(executable) in smaps")
+        for mapping in code {
+            #expect(mapping.flags.contains("rr"), "\(executable) \(mapping.perms): VmFlags \(mapping.flags)")
+        }
+        let libc = mappings.filter { $0.path.contains("/libc.so") && $0.perms.contains("x") }
+        #expect(!libc.isEmpty && libc.allSatisfy { $0.flags.contains("rr") }, "libc: \(libc)")
+    }
+
+    /// Each file mapping of an smaps text: its path, permissions and VmFlags.
+    static func fileMappings(_ smaps: String) -> [(path: String, perms: String, flags: [String])] {
+        var result: [(path: String, perms: String, flags: [String])] = []
+        var current: (path: String, perms: String)?
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.first?.contains("-") == true, fields.count >= 5, !line.hasSuffix(":") && !fields[0].hasSuffix(":") {
+                current = fields.count >= 6 && fields[5].hasPrefix("/") ? (String(fields[5]), String(fields[1])) : nil
+            } else if fields.first == "VmFlags:", let mapping = current {
+                result.append((mapping.path, mapping.perms, fields.dropFirst().map(String.init)))
+                current = nil
+            }
+        }
+        return result
     }
 
     /// `lifeline-cli daemon`, run directly (by a script, an old unit), hands over
