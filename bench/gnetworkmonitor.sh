@@ -19,6 +19,7 @@
 # GNM_BENCH_IDLE=0 skips the idle blackhole (the longest scenario, up to ~75 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/lab.sh
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
 server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 idle=${GNM_BENCH_IDLE:-1}
@@ -42,19 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip netns add "$client"; ip netns add "$upstream"
-ip -n "$client" -batch - <<IP
-link add v0 type veth peer name v1 netns $upstream
-addr add $me/24 dev v0
-link set lo up
-link set v0 up
-IP
-ip -n "$upstream" -batch - <<IP
-addr add $gw/24 dev v1
-link set lo up
-link set v1 up
-IP
-ip -n "$client" route add default via "$gw"
+lab_pair "$client" "$upstream" "$gw" "$me"
 in_upstream() { ip netns exec "$upstream" "$@"; }  # foreground only: in the background its pid would not be the command's
 
 ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idle wake-ups and memory of `lifeline daemon` with the embedded defaults
-# (netlink, probe; log, dbus, libnotify, tmux sinks), as a desktop runs it:
+# (every monitor and sink `lifeline config show` lists), as a desktop runs it:
 # a private session bus, one tmux server, a check server the probe reaches
 # (default interval 30 s, only the URL points at the lab). Nothing changes
 # while it is measured, and no traffic flows but the probe's own.
@@ -18,8 +18,8 @@
 # (built by `make bench`), or $LIFELINE_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/lab.sh
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
-server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 window=${IDLE_WINDOW:-60}
 [ -x "$bin" ] || make -s release
 for tool in nft dbus-daemon tmux; do
@@ -43,59 +43,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip netns add "$client"; ip netns add "$upstream"
-ip -n "$client" -batch - <<IP
-link add v0 type veth peer name v1 netns $upstream
-addr add $me/24 dev v0
-link set lo up
-link set v0 up
-IP
-ip -n "$upstream" -batch - <<IP
-addr add $gw/24 dev v1
-link set lo up
-link set v1 up
-IP
-ip -n "$client" route add default via "$gw"
+lab_pair "$client" "$upstream" "$gw" "$me"
 
-ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &
-pids+=($!)
-for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+lab_check_server "$gw" "$upstream"
 
-# The session bus on a socket file (an abstract socket would belong to the namespace).
-dbus-daemon --session --nofork --address="unix:path=$work/bus" --print-address > "$work/bus.out" 2> "$work/bus.log" &
-pids+=($!)
-for _ in $(seq 500); do [ -s "$work/bus.out" ] && break; sleep 0.01; done
-export DBUS_SESSION_BUS_ADDRESS=unix:path=$work/bus
+lab_session_bus
 mkdir -p "$work/tmux"
 export TMUX_TMPDIR=$work/tmux
 tmux -L bench new-session -d -x 80 -y 10 "sleep infinity"
 
 # The embedded defaults (`lifeline config show`), with the check URL in the lab.
 mkdir -p "$work/config" "$work/run" "$work/state"
-cat > "$work/config/config.toml" <<TOML
-[debounce]
-down = "2s"
-up = "1s"
-
-[[monitor]]
-kind = "netlink"
-
-[[monitor]]
-kind = "probe"
-url = "http://$gw:8080/check_network_status.txt"
-
-[[sink]]
-kind = "log"
-
-[[sink]]
-kind = "dbus"
-
-[[sink]]
-kind = "libnotify"
-
-[[sink]]
-kind = "tmux"
-TOML
+lab_default_config "$gw" > "$work/config/config.toml"
+grep -q "^url = \"http://$gw:8080/" "$work/config/config.toml" || { echo "$0: the defaults name no probe URL to move into the lab" >&2; exit 1; }
 XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state LIFELINE_LOG_LEVEL=debug \
     ip netns exec "$client" "$bin" daemon --config "$work/config/config.toml" 2> "$work/daemon.log" &
 daemon=$!

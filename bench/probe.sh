@@ -10,8 +10,8 @@
 # Needs root, ip, nft, python3; run by `make bench` after the release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/lab.sh
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
-server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 rounds=${PROBE_BENCH_ROUNDS:-3}
 idle_window=${PROBE_BENCH_IDLE_WINDOW:-65}
 
@@ -35,20 +35,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip netns add "$ns"
-mkdir -p "/etc/netns/$ns"
-echo "nameserver $host" > "/etc/netns/$ns/resolv.conf"  # no lookups leave the lab
-ip link add "$a" type veth peer name "$b" netns "$ns"
-ip addr add "$host/24" dev "$a"
-ip link set "$a" up
-ip -n "$ns" link set lo up
-ip -n "$ns" addr add "$nsaddr/24" dev "$b"
-ip -n "$ns" link set "$b" up
-ip -n "$ns" route add default via "$host"
+lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
 
-python3 "$server" ok "$host" 8080 "$work/requests.log" > "$work/server.out" &
-pids+=($!)
-for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+lab_check_server "$host"
 
 now_ms() { date +%s%3N; }
 state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }

@@ -17,8 +17,8 @@
 # Needs root, ip, nft, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/lab.sh
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
-server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 rounds=${RECOVERY_BENCH_ROUNDS:-10}
 idle_rounds=${RECOVERY_BENCH_IDLE_ROUNDS:-3}
 net=${RECOVERY_BENCH_NET:-10.215.9}
@@ -45,20 +45,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ip netns add "$ns"
-mkdir -p "/etc/netns/$ns"
-echo "nameserver $host" > "/etc/netns/$ns/resolv.conf"  # no lookups leave the lab
-ip link add "$a" type veth peer name "$b" netns "$ns"
-ip addr add "$host/24" dev "$a"
-ip link set "$a" up
-ip -n "$ns" link set lo up
-ip -n "$ns" addr add "$nsaddr/24" dev "$b"
-ip -n "$ns" link set "$b" up
-ip -n "$ns" route add default via "$host"
+lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
 
-python3 "$server" ok "$host" 8080 "$work/requests.log" > "$work/server.out" &
-pids+=($!)
-for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+lab_check_server "$host"
 
 cat > "$work/config.toml" <<TOML
 [[monitor]]

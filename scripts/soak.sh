@@ -23,9 +23,9 @@
 # the random sequence of faults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib/lab.sh
 minutes=${1:-${MINUTES:-10}}
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
-server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 [ -x "$bin" ] || { echo "soak: no daemon binary at $bin (make release, or set LIFELINE_BIN)" >&2; exit 2; }
 if [ "$(id -u)" != 0 ]; then echo "soak: needs root (network namespaces, nftables)" >&2; exit 2; fi
 for tool in ip nft python3 dbus-daemon dbus-monitor Xvfb xwininfo dunst dunstctl tmux; do
@@ -62,29 +62,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ip netns add "$client"; ip netns add "$upstream"
-ip -n "$client" -batch - <<IP
-link add v0 type veth peer name v1 netns $upstream
-addr add $me/24 dev v0
-link set lo up
-link set v0 up
-IP
-ip -n "$upstream" -batch - <<IP
-addr add $gw/24 dev v1
-link set lo up
-link set v1 up
-IP
-ip -n "$client" route add default via "$gw"
+lab_pair "$client" "$upstream" "$gw" "$me"
 
-ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &
-pids+=($!)
-for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+lab_check_server "$gw" "$upstream"
 
-# The session bus on a socket file (an abstract socket would belong to the namespace).
-dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/bus" 2> "$work/bus.log" &
-pids+=($!)
-for _ in $(seq 500); do [ -S "$work/bus" ] && break; sleep 0.01; done
-export DBUS_SESSION_BUS_ADDRESS=unix:path=$work/bus
+lab_session_bus
 # No system bus: the networkmanager and logind monitors stay quiet, as on a
 # desktop without NetworkManager.
 export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/no-system-bus

@@ -1,0 +1,74 @@
+# The network labs the benchmarks and the soak run the daemon in. Sourced, not
+# run; the caller owns `work` (a temporary folder) and `pids` (what its cleanup
+# kills), and deletes the namespaces it named.
+
+# Two namespaces joined by a veth pair: `client` (v0, ADDRESS/24, the default
+# route via GATEWAY) and `upstream` (v1, GATEWAY/24), where the check server runs.
+lab_pair() {
+    local client=$1 upstream=$2 gateway=$3 address=$4
+    ip netns add "$client"
+    ip netns add "$upstream"
+    ip -n "$client" -batch - <<IP
+link add v0 type veth peer name v1 netns $upstream
+addr add $address/24 dev v0
+link set lo up
+link set v0 up
+IP
+    ip -n "$upstream" -batch - <<IP
+addr add $gateway/24 dev v1
+link set lo up
+link set v1 up
+IP
+    ip -n "$client" route add default via "$gateway"
+}
+
+# One namespace NS whose veth (NS_LINK, NS_ADDRESS/24) reaches this machine's
+# end (HOST_LINK, HOST_ADDRESS/24), its default route and resolver on that end,
+# so no packet or lookup leaves the lab.
+lab_single() {
+    local ns=$1 host_link=$2 ns_link=$3 host_address=$4 ns_address=$5
+    ip netns add "$ns"
+    mkdir -p "/etc/netns/$ns"
+    echo "nameserver $host_address" > "/etc/netns/$ns/resolv.conf"
+    ip link add "$host_link" type veth peer name "$ns_link" netns "$ns"
+    ip addr add "$host_address/24" dev "$host_link"
+    ip link set "$host_link" up
+    ip -n "$ns" link set lo up
+    ip -n "$ns" addr add "$ns_address/24" dev "$ns_link"
+    ip -n "$ns" link set "$ns_link" up
+    ip -n "$ns" route add default via "$host_address"
+}
+
+# The probe's check server on ADDRESS:8080 (inside NETNS when given), answering
+# "ok" and logging each request to $work/requests.log; returns once it listens.
+lab_check_server() {
+    local address=$1 netns=${2:-}
+    local server
+    server=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/Tests/IntegrationTests/Resources/probe_server.py
+    if [ -n "$netns" ]; then
+        ip netns exec "$netns" python3 "$server" ok "$address" 8080 "$work/requests.log" > "$work/server.out" &
+    else
+        python3 "$server" ok "$address" 8080 "$work/requests.log" > "$work/server.out" &
+    fi
+    pids+=($!)
+    for _ in $(seq 500); do grep -q ready "$work/server.out" 2>/dev/null && break; sleep 0.01; done
+}
+
+# A private session bus on a socket file (an abstract socket would belong to
+# the namespace it was made in), exported as the session bus.
+lab_session_bus() {
+    dbus-daemon --session --nofork --nopidfile --address="unix:path=$work/bus" 2> "$work/bus.log" &
+    pids+=($!)
+    for _ in $(seq 500); do [ -S "$work/bus" ] && break; sleep 0.01; done
+    export DBUS_SESSION_BUS_ADDRESS=unix:path=$work/bus
+}
+
+# The embedded defaults as `lifeline config show` prints them (every monitor
+# and sink a desktop runs), the probe's check URL moved to the lab's server at
+# ADDRESS. There is no system bus in the lab: the networkmanager and logind
+# monitors wait for one quietly, as on a desktop without NetworkManager.
+lab_default_config() {
+    local address=$1
+    export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/no-system-bus
+    "$bin" config show | sed "s|^url = \"http://nmcheck.gnome.org/|url = \"http://$address:8080/|"
+}
