@@ -57,6 +57,6 @@ public struct DefaultGateway: Sendable, Equatable {
         var out = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let af = family == 2 ? AF_INET : AF_INET6
         let ok = bytes.withUnsafeBytes { inet_ntop(af, $0.baseAddress, &out, socklen_t(out.count)) != nil }
-        return ok ? String(cString: out) : ""
+        return ok ? out.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : ""
     }
 }

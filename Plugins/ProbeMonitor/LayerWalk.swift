@@ -246,7 +246,7 @@ private struct FamilyWalk {
         var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         let length = socklen_t(sa.pointee.sa_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
         guard getnameinfo(sa, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
-        return String(cString: buffer)
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     /// Whether the router answers, from the kernel's neighbour table. When the

@@ -186,7 +186,7 @@ public struct JobControl: Sendable {
     }
 
     public func removeAll(ownedBy owner: String) {
-        try? bus.changeJobs { (b: inout JobBoard) throws(JobRefusal) in b.removeAll(ownedBy: owner) }
+        _ = try? bus.changeJobs { (b: inout JobBoard) throws(JobRefusal) in b.removeAll(ownedBy: owner) }
     }
 
     public func clear() {
