@@ -8,6 +8,7 @@
 // Built without -DFUZZING it replays files instead: `lifeline-fuzz-config FILE…`.
 import LifelineConfig
 import LifelineDaemon
+import LifelineTOML
 
 /// One input: a child's answer (`ConfigWire`), also read as the file's text.
 func fuzzConfig(_ bytes: UnsafeRawBufferPointer) {
@@ -38,7 +39,6 @@ public func configFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 #else
 import Glibc
-import LifelineTOML
 
 @main
 struct ReplayConfigInputs {
