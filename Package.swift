@@ -10,7 +10,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),
     ("DBusSink", ["LifelineDBus"]),
-    ("TmuxSink", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
+    ("TmuxSink", ["LifelineProtocol"]),
     ("LogindMonitor", ["LifelineDBus", "LifelineGLib"]),
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
     ("ExecSink", ["LifelineProtocol"]),

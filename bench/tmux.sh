@@ -19,6 +19,9 @@ daemon=
 cleanup() {
   [[ -n $daemon ]] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null || true
   tmux -L bench kill-server 2>/dev/null || true
+  # The monitor's `cat` outlives the monitor, blocked opening the FIFO for a
+  # writer: one open and close lets it read EOF and end.
+  [[ -p $work/fifo ]] && : <>"$work/fifo"
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -420,3 +420,35 @@ struct TmuxHeldAlertTests {
         #expect(!bench.take().contains { $0.contains("display-message") })
     }
 }
+
+/// The runner against real programs: what a tmux child is given, and that one
+/// past its time limit is killed and reaped.
+struct TmuxCommandRunnerTests {
+    @Test func theChildGetsOnlyItsOwnDescriptorsAndAnEmptyInput() async throws {
+        // A descriptor of the daemon's without close-on-exec must stay with the daemon.
+        let leaky = open("/dev/null", O_RDONLY)
+        #expect(leaky > 2)
+        defer { close(leaky) }
+        let outcome = await CommandRunner().run("sh", ["-c", "ls /proc/$$/fd; readlink /proc/$$/fd/0; head -c 10"])
+        #expect(outcome == .ok(output: "0\n1\n2\n/dev/null\n"))
+    }
+
+    @Test func aFailureNamesTheExitAndTheFirstLineOfErrors() async {
+        let outcome = await CommandRunner().run("sh", ["-c", "echo 'no server running' >&2; echo more >&2; exit 3"])
+        guard case .failed(let why) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(why.contains("3") && why.hasSuffix("no server running"), "\(why)")
+        #expect(await CommandRunner().run("lifeline-no-such-program-\(UUID().uuidString.prefix(8))", []) == .notFound)
+    }
+
+    @Test func aChildPastItsLimitIsKilledAndReaped() async throws {
+        let pidFile = "/tmp/lifeline-runner-\(UUID().uuidString.prefix(8))"
+        defer { unlink(pidFile) }
+        let started = ContinuousClock.now
+        let outcome = await CommandRunner(timeout: .milliseconds(300)).run("sh", ["-c", "echo $$ > \(pidFile); exec sleep 30"])
+        #expect(outcome == .timedOut)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Reaped: not even a zombie answers.
+        #expect(kill(pid, 0) != 0 && errno == ESRCH)
+    }
+}
