@@ -88,9 +88,7 @@ XDG_RUNTIME_DIR=$work/run XDG_STATE_HOME=$work/state \
 daemon=$!
 pids+=("$daemon")
 
-now_ms() { date +%s%3N; }
 now_us() { date +%s%6N; }
-state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }
 # wait_state STATE LIMIT_MS: the daemon's published state (runtime state file), polled every 10 ms.
 wait_state() {
     local start; start=$(now_ms)

@@ -39,16 +39,6 @@ lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
 
 lab_check_server "$host"
 
-now_ms() { date +%s%3N; }
-state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }
-# wait_state STATE LIMIT_MS: polls the runtime state file every 10 ms.
-wait_state() {
-  local start; start=$(now_ms)
-  until [[ "$(state)" == "$1" ]]; do
-    (( $(now_ms) - start > $2 )) && { echo "  timed out waiting for $1 (state $(state))"; return 1; }
-    sleep 0.01
-  done
-}
 blackhole() {
   nft add table inet "$table"
   nft add chain inet "$table" in '{ type filter hook input priority 0; policy accept; }'

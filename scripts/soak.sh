@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak: `make soak MINUTES=…` runs the daemon with the embedded defaults (netlink,
-# probe, networkmanager, logind; log, dbus, libnotify, tmux, exec sinks) plus an
+# probe, networkmanager, logind; log, dbus, libnotify, tmux, exec, tray sinks) plus an
 # exec monitor, for MINUTES minutes in a network-namespace lab, while
 # scripts/soak.py drives random state changes and faults at it:
 #   the default route removed and restored, the carrier lost and back (the
@@ -130,6 +130,9 @@ kind = "tmux"
 
 [[sink]]
 kind = "exec"
+
+[[sink]]
+kind = "tray"
 TOML
 
 # In the background, so that a signal to this script runs the cleanup at once

@@ -70,5 +70,21 @@ lab_session_bus() {
 lab_default_config() {
     local address=$1
     export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/no-system-bus
-    "$bin" config show | sed "s|^url = \"http://nmcheck.gnome.org/|url = \"http://$address:8080/|"
+    local config
+    config=$("$bin" config show | sed "s|^url = \"http://nmcheck.gnome.org/|url = \"http://$address:8080/|")
+    grep -q "^url = \"http://$address:8080/" <<<"$config" || { echo "lab: the defaults name no probe URL to move into the lab" >&2; return 1; }
+    printf '%s\n' "$config"
+}
+
+now_ms() { date +%s%3N; }
+# The daemon's published state, from its runtime state file under $work/run.
+state() { sed -n 's/.*"state":"\([a-z]*\)".*/\1/p' "$work/run/lifeline/state.json" 2>/dev/null || true; }
+# wait_state STATE LIMIT_MS: polls the state every 10 ms; says so and fails
+# (status 1) when STATE is not reached in time. A script may define its own.
+wait_state() {
+    local start; start=$(now_ms)
+    until [ "$(state)" = "$1" ]; do
+        (( $(now_ms) - start > $2 )) && { echo "  timed out waiting for $1 (state $(state))"; return 1; }
+        sleep 0.01
+    done
 }
