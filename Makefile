@@ -4,6 +4,9 @@ SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # Full RELRO, as Debian builds programs: every symbol bound at start, the GOT read-only.
 RELEASE_FLAGS += -Xlinker -z -Xlinker now
+# No $ORIGIN run path: the binaries load no library of their own, and glibc refuses
+# to start a static PIE (the front `lifeline`) that carries one.
+RELEASE_FLAGS += --disable-local-rpath
 # Libraries the daemon links (pkg-config names them to SwiftPM).
 BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-openssl-dev libnotify-dev
 # The tray icon's menu.

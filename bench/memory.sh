@@ -27,9 +27,7 @@ warmup=${MEMORY_WARMUP:-40}
 cache=${MEMORY_CACHE:-cold}
 top=${MEMORY_TOP:-25}
 if [ ! -x "$bin" ]; then
-    for product in lifeline lifeline-cli lifeline-daemon; do
-        swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product "$product"
-    done
+    make -s release
 fi
 for tool in ip dbus-daemon tmux python3; do
     command -v "$tool" >/dev/null || { echo "memory bench: needs $tool; skipped"; exit 0; }

@@ -3,7 +3,7 @@
 # with a daemon running (what a tmux `#()` or a bar pays every second), and (2) the
 # time from a published transition to the tmux option `@lifeline` holding it.
 # Uses .build/release/lifeline (make release: -c release --static-swift-stdlib).
-# Goals: status <= 5 ms mean; push <= 20 ms.
+# Goals: status <= 2 ms mean; push <= 20 ms.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
@@ -63,7 +63,7 @@ python3 - "$work/status.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 ms = lambda s: s * 1000
-print(f"status: mean {ms(r['mean']):.2f} ms, median {ms(r['median']):.2f} ms, min {ms(r['min']):.2f} ms (goal <= 5 ms mean)")
+print(f"status: mean {ms(r['mean']):.2f} ms, median {ms(r['median']):.2f} ms, min {ms(r['min']):.2f} ms (goal <= 2 ms mean)")
 PY
 
 echo "-- publication -> tmux option @lifeline changed"

@@ -38,7 +38,9 @@ install -Dm644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overr
 
 # dpkg-shlibdeps reads debian/control in the folder it runs in.
 printf 'Source: lifeline\n\nPackage: lifeline\nArchitecture: any\n' > "$work/debian/control"
-depends=$(cd "$work" && dpkg-shlibdeps -O "${binaries[@]#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
+# The front binary is static (it needs no library), so only the other two are asked.
+dynamic=("${binaries[@]:1}")
+depends=$(cd "$work" && dpkg-shlibdeps -O "${dynamic[@]#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
