@@ -82,7 +82,7 @@ let package = Package(
             name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"],
             linkerSettings: [
                 .unsafeFlags(
-                    ["-static-executable", "-use-ld=lld", "-Xclang-linker", "-static-pie"],
+                    ["-static-executable", "-use-ld=lld", "-Xclang-linker", "-static-pie", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
                     .when(configuration: .release))
             ]
         ),
