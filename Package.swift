@@ -77,7 +77,7 @@ let package = Package(
         // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
         // Linked fully static in release: `status` runs every second in a status bar, and a
         // dynamically linked Swift program spends most of its 3 ms start binding libstdc++'s
-        // symbols; static, it starts in about 1.3 ms. It loads no library at run time.
+        // symbols; static, it starts in 1.7 ms instead of 3.2. It loads no library at run time.
         .executableTarget(
             name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"],
             linkerSettings: [
