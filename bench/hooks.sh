@@ -94,6 +94,12 @@ for n in range(60):
             sys.exit(f"timed out on transition {n + 1}")
         time.sleep(0.001)
     seq = max(starts("10"))
+    # Each hook has its own lane: hook 01 starts first but may write its line after
+    # hook 10 has (or still be finishing the previous transition's run).
+    while seq not in starts("01"):
+        if time.time() > deadline:
+            sys.exit(f"hook 01 never ran for transition {n + 1}")
+        time.sleep(0.001)
     first.append((starts("01")[seq] - said) / 1e6)
     last.append((starts("10")[seq] - said) / 1e6)
     time.sleep(0.05)
