@@ -31,11 +31,15 @@ struct ConnectBound: Sendable {
     private var recent: [String: [Duration]] = [:]
 
     /// Remembers how long a successful connect took on `path` over `family`.
+    /// A connect that took `synRetry` or longer had its SYN retransmitted (or
+    /// its lookup repeated): it tells of a loss, not of the server's usual
+    /// time, and is not remembered. The first answer after an outage is one.
     mutating func record(_ connect: Duration, family: String, path: UInt64) {
         if path != self.path {
             self.path = path
             recent = [:]
         }
+        guard connect < Self.synRetry else { return }
         var times = recent[family] ?? []
         times.append(max(.zero, connect))
         if times.count > Self.kept { times.removeFirst(times.count - Self.kept) }

@@ -42,28 +42,41 @@ import Testing
     /// The worst moment: the upstream goes silent just after a probe got its
     /// answer, so the next probe is a whole interval away. Interval, two
     /// probes that each give up on a connection that does not come up
-    /// (1.25 s), debounce: 30 + 2.5 + 2 = 34.5 s.
+    /// (1.25 s), debounce: 30 + 2.5 + 2 = 34.5 s. Twice: the second time
+    /// after a recovery, whose first answer came only after a SYN retransmission.
     @Test func idleBlackholeRightAfterAProbeIsLimitedWithin35Seconds() async throws {
         guard Harness.available(ProbeTests.requirement) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
         #expect(await Harness.waitUntil(timeout: .seconds(10), "the first probe at the server") { !lab.requests(.ok).isEmpty })
-        try lab.blackhole()
-        let start = ContinuousClock.now
-        #expect(await fixture.waitForState("online", timeout: .seconds(5)))
-
-        #expect(await fixture.waitForState("limited", timeout: .seconds(50)))
-        let took = ContinuousClock.now - start
-        #expect(took <= .seconds(35), "limited published \(took) after the blackhole")
-        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
-        #expect(reason == "TCP connect to \(lab.hostAddress):8080 timed out after 1250ms", "\(reason)")
+        try await blackholeIsLimitedWithin35Seconds(lab, fixture)
         #expect(fixture.loggedStates() == ["online", "limited"])
         #expect(lab.requests(.ok).count == 1, "nothing got through the blackhole")
 
         try lab.heal()
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        // The next probe is the interval's; the upstream goes silent again right after it.
+        let answered = lab.requests(.ok).count
+        #expect(await Harness.waitUntil(timeout: .seconds(40), "the interval's probe at the server") {
+            lab.requests(.ok).count > answered
+        })
+        try await blackholeIsLimitedWithin35Seconds(lab, fixture)
+        #expect(fixture.loggedStates() == ["online", "limited", "online", "limited"])
         #expect(await fixture.stop() == 0)
+    }
+
+    func blackholeIsLimitedWithin35Seconds(_ lab: ProbeLab, _ fixture: DaemonFixture,
+                                           sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try lab.blackhole()
+        let start = ContinuousClock.now
+        #expect(await fixture.waitForState("online", timeout: .seconds(5)), sourceLocation: sourceLocation)
+        #expect(await fixture.waitForState("limited", timeout: .seconds(50)), sourceLocation: sourceLocation)
+        let took = ContinuousClock.now - start
+        #expect(took <= .seconds(35), "limited published \(took) after the blackhole", sourceLocation: sourceLocation)
+        let reason = try fixture.statusJSON()["reason"] as? String ?? ""
+        #expect(reason == "TCP connect to \(lab.hostAddress):8080 timed out after 1250ms", "\(reason)",
+                sourceLocation: sourceLocation)
     }
 
     /// A fifth of the packets to the check server lost at random: a probe's
