@@ -82,10 +82,13 @@ def main():
     lifeline, gnm = read_lifeline(lifeline_path), read_gnm(gnm_path)
     rows = [("scenario", "right", "Lifeline first correct", "signals (spurious)", "verdict",
              "GNetworkMonitor first correct", "signals (spurious)", "verdict")]
+    rounds = {}
     for line in open(marks):
         t0, t1, expected, name = line.split(maxsplit=3)
         t0, t1 = int(t0), int(t1)
         ours, theirs = judge(lifeline, t0, t1, expected), judge(gnm, t0, t1, expected)
+        if "(round " in name and ours["first_ms"] is not None:
+            rounds.setdefault(name.split(" (round ")[0], []).append((ours["first_ms"], ours["seen_ms"]))
         rows.append((name.strip(), expected,
                      first_text(ours, True), f"{ours['signals']} ({ours['spurious']})",
                      f"{ours['final']} {'✓' if ours['right'] else '✗'}",
@@ -96,6 +99,14 @@ def main():
         print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |")
         if number == 0:
             print("|" + "|".join("-" * (width + 2) for width in widths) + "|")
+    for name, times in rounds.items():
+        published = sorted(t for t, _ in times)
+        seen = sorted(s for _, s in times if s is not None)
+        line = f"{name}, Lifeline over {len(times)} rounds: published min {published[0] / 1000:.1f} s, " \
+               f"median {published[len(published) // 2] / 1000:.1f} s, max {published[-1] / 1000:.1f} s"
+        if seen:
+            line += f" (seen {seen[0] / 1000:.1f} / {seen[len(seen) // 2] / 1000:.1f} / {seen[-1] / 1000:.1f} s)"
+        print(line)
 
 
 if __name__ == "__main__":
