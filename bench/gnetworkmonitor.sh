@@ -197,7 +197,7 @@ traffic_stop
 if [ "$idle" = 1 ]; then
     sleep 3
     for round in $(seq "$idle_rounds"); do
-        at_probe=1 scenario "blackhole, idle, right after a probe (round $round)" limited 1 blackhole
+        at_probe=1 scenario "blackhole, idle (round $round)" limited 1 blackhole
         scenario "blackhole lifted, idle (round $round)" online 1 heal
     done
 fi
