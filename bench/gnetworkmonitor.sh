@@ -16,13 +16,18 @@
 # the URL pointing at the lab) and the log sink, with the default debounce
 # (down 2s, up 1s). Needs root, ip, nft, python3 and Debian's python3-gi.
 # Uses .build/release/lifeline (built by `make bench`), or $LIFELINE_BIN.
-# GNM_BENCH_IDLE=0 skips the idle blackhole (the longest scenario, up to ~75 s).
+# GNM_BENCH_IDLE=0 skips the idle blackhole (the longest scenario, about 70 s a
+# round); GNM_BENCH_IDLE_ROUNDS (default 3) sets how many rounds it runs. Each
+# round blackholes the upstream the moment a probe's request reaches the check
+# server (its access log), the worst moment: the next probe is a whole
+# interval away.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib/lab.sh
 bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
 server=$PWD/Tests/IntegrationTests/Resources/probe_server.py
 idle=${GNM_BENCH_IDLE:-1}
+idle_rounds=${GNM_BENCH_IDLE_ROUNDS:-3}
 [ -x "$bin" ] || make -s release
 if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! /usr/bin/python3 -c 'import gi' 2>/dev/null; then
     echo "gnetworkmonitor bench: needs root, nft and python3-gi (gir1.2-glib-2.0); skipped"; exit 0
@@ -103,13 +108,25 @@ wait_state() {
 scenario() {
     local name=$1 expected=$2 settle=$3; shift 3
     # At a random point of the daemon's one-second rhythms (probe spacing,
-    # counter samples), as a real change would come.
-    sleep "$(printf '0.%03d' $((RANDOM % 1000)))"
+    # counter samples), as a real change would come; `at_probe` instead waits
+    # for the next probe to reach the check server.
+    if [ -n "${at_probe:-}" ]; then next_probe; else sleep "$(printf '0.%03d' $((RANDOM % 1000)))"; fi
     local t0; t0=$(now_us)
     "$@"
     wait_state "$expected" 90000
     sleep "$settle"
     echo "$t0 $(now_us) $expected $name" >> "$work/marks"
+}
+
+# Returns the moment the next probe request reaches the check server (polled
+# every 10 ms; at most one interval and a bit away).
+next_probe() {
+    local seen; seen=$(wc -l < "$work/requests.log")
+    local start; start=$(now_ms)
+    until [ "$(wc -l < "$work/requests.log")" -gt "$seen" ]; do
+        if (( $(now_ms) - start > 40000 )); then echo "  (no probe at the check server in 40 s)" >&2; return 0; fi
+        sleep 0.01
+    done
 }
 
 wait_state online 20000
@@ -179,8 +196,10 @@ scenario "blackhole lifted, traffic flowing" online 1 heal
 traffic_stop
 if [ "$idle" = 1 ]; then
     sleep 3
-    scenario "blackhole, idle" limited 1 blackhole
-    scenario "blackhole lifted, idle" online 1 heal
+    for round in $(seq "$idle_rounds"); do
+        at_probe=1 scenario "blackhole, idle (round $round)" limited 1 blackhole
+        scenario "blackhole lifted, idle (round $round)" online 1 heal
+    done
 fi
 scenario "150 veth pairs created and deleted" online 3 veth_churn
 scenario "docker-style bridge, address and route" online 3 docker_bridge

@@ -82,20 +82,42 @@ def main():
     lifeline, gnm = read_lifeline(lifeline_path), read_gnm(gnm_path)
     rows = [("scenario", "right", "Lifeline first correct", "signals (spurious)", "verdict",
              "GNetworkMonitor first correct", "signals (spurious)", "verdict")]
+    def row(name, expected, ours, theirs):
+        return (name, expected,
+                first_text(ours, True), f"{ours['signals']} ({ours['spurious']})",
+                f"{ours['final']} {'✓' if ours['right'] else '✗'}",
+                first_text(theirs, False), f"{theirs['signals']} ({theirs['spurious']})",
+                f"{theirs['final']} {'✓' if theirs['right'] else '✗'}")
+
+    # Scenarios run in rounds ("NAME (round N)") get a row per round, then a
+    # row under NAME alone for the slowest round (the worst case).
+    rounds = {}
     for line in open(marks):
         t0, t1, expected, name = line.split(maxsplit=3)
         t0, t1 = int(t0), int(t1)
         ours, theirs = judge(lifeline, t0, t1, expected), judge(gnm, t0, t1, expected)
-        rows.append((name.strip(), expected,
-                     first_text(ours, True), f"{ours['signals']} ({ours['spurious']})",
-                     f"{ours['final']} {'✓' if ours['right'] else '✗'}",
-                     first_text(theirs, False), f"{theirs['signals']} ({theirs['spurious']})",
-                     f"{theirs['final']} {'✓' if theirs['right'] else '✗'}"))
+        if " (round " in name:
+            rounds.setdefault(name.split(" (round ")[0], []).append((expected, ours, theirs))
+        rows.append(row(name.strip(), expected, ours, theirs))
+    for name, results in rounds.items():
+        expected, ours, theirs = max(results, key=lambda r: r[1]["first_ms"] if r[1]["first_ms"] is not None else float("inf"))
+        rows.append(row(name, expected, ours, theirs))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for number, row in enumerate(rows):
         print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |")
         if number == 0:
             print("|" + "|".join("-" * (width + 2) for width in widths) + "|")
+    for name, results in rounds.items():
+        published = sorted(r[1]["first_ms"] for r in results if r[1]["first_ms"] is not None)
+        seen = sorted(r[1]["seen_ms"] for r in results if r[1]["seen_ms"] is not None)
+        if not published:
+            print(f"{name}: Lifeline never right in {len(results)} rounds")
+            continue
+        line = f"{name}, Lifeline over {len(results)} rounds: published min {published[0] / 1000:.1f} s, " \
+               f"median {published[len(published) // 2] / 1000:.1f} s, max {published[-1] / 1000:.1f} s"
+        if seen:
+            line += f" (seen {seen[0] / 1000:.1f} / {seen[len(seen) // 2] / 1000:.1f} / {seen[-1] / 1000:.1f} s)"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,6 @@ echo "  $count requests in ${idle_window} s (first at start-up); at most $(( idl
 echo "  CPU over the window (probes + once-a-second counter sampling): $(( (after - before) * 1000 / $(getconf CLK_TCK) )) ms"
 
 echo "-- computed (worst / mean over when the outage starts within an interval)"
-echo "  lifeline idle: interval 30 + timeout 5 + ramp 1 + timeout 5 + debounce 2 = 43 s / 28 s; recovery idle <= ramp (up to 30 s) + debounce 1"
+echo "  lifeline idle: interval 30 + two probes whose connect gives up at 1.25 s + debounce 2 = 34.5 s / 19.5 s; recovery idle <= ramp (up to 30 s) + debounce 1"
 echo "  NetworkManager defaults: interval 300 + timeout 20 = 320 s / 170 s; recovery up to 300 s (its ramp)"
 echo "  tmux-online-status style 'ping -c1 -w3' per 15 s status refresh: 15 + 3 = 18 s / 10.5 s; recovery <= 15 s; 2 pings per 30 s"

@@ -17,6 +17,9 @@ struct HTTPReply: Sendable, Equatable {
     var redirect: String?
     /// Round trip of the whole exchange, milliseconds.
     var rttMs: Double
+    /// From the start until the connection was up (name lookup included),
+    /// milliseconds; nil when unknown.
+    var connectMs: Double? = nil
 
     func header(named name: String) -> String? {
         for line in headers {
@@ -65,6 +68,8 @@ struct HTTPRequest: Sendable {
 
     var url: String
     var timeout: Duration
+    /// How long the name lookup and the connect may take; nil: `timeout`.
+    var connectTimeout: Duration? = nil
     var interface: String = ""
     var family: ProbeMonitor.Config.Family = .any
     var userAgent = "Lifeline connectivity check"
@@ -106,6 +111,7 @@ final class CurlEasy {
         defer { box.release() }
         let user = box.toOpaque()
         let timeoutMs = max(1, Int(request.timeout.milliseconds.rounded(.up)))
+        let connectTimeoutMs = min(timeoutMs, max(1, Int((request.connectTimeout ?? request.timeout).milliseconds.rounded(.up))))
 
         let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errors in
             var setup = [
@@ -122,7 +128,7 @@ final class CurlEasy {
                 // as long to show, and hold up the next probe.
                 lifeline_curl_set_long(handle, CURLOPT_QUICK_EXIT, 1),
                 lifeline_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeoutMs),
-                lifeline_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMs),
+                lifeline_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs),
                 lifeline_curl_set_long(handle, CURLOPT_IPRESOLVE, request.family.curlValue),
                 lifeline_curl_set_str(handle, CURLOPT_USERAGENT, request.userAgent),
                 lifeline_curl_set_long(handle, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1),
@@ -157,11 +163,14 @@ final class CurlEasy {
         _ = lifeline_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
         var total: curl_off_t = 0
         _ = lifeline_curl_get_off(handle, CURLINFO_TOTAL_TIME_T, &total)
+        var connected: curl_off_t = 0
+        _ = lifeline_curl_get_off(handle, CURLINFO_CONNECT_TIME_T, &connected)
         var redirect: UnsafeMutablePointer<CChar>?
         _ = lifeline_curl_get_str(handle, CURLINFO_REDIRECT_URL, &redirect)
         return .success(HTTPReply(
             status: status, headers: sink.headers, body: sink.body, truncated: sink.truncated,
-            redirect: redirect.map { String(cString: $0) }, rttMs: Double(total) / 1000
+            redirect: redirect.map { String(cString: $0) }, rttMs: Double(total) / 1000,
+            connectMs: connected > 0 ? Double(connected) / 1000 : nil
         ))
     }
 

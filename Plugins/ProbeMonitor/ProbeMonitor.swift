@@ -28,7 +28,10 @@ import Synchronization
 /// - `expect_header` (string, default `""`): a header the reply must carry,
 ///   `"X-NetworkManager-Status: online"` (name and value compared without case).
 /// - `interval` (duration, default `"30s"`): between probes while online.
-/// - `timeout` (duration, default `"5s"`): for the whole exchange.
+/// - `timeout` (duration, default `"5s"`): for the whole exchange. While an
+///   answer stands, a connection not up after 1 s + max(250 ms, 3 × the check
+///   server's recent connect times) fails the probe early (its SYN and the
+///   retransmission were lost), and a second probe confirms at once.
 /// - `failures` (integer, default 2): failed probes in a row before `limited`;
 ///   a stall seen on the interface counts as one.
 /// - `stall` (duration, default `"3s"`): packets out, none in, for this long → probe now,
@@ -169,9 +172,25 @@ public struct ProbeMonitor: Monitor {
         // IPv6 can be broken while IPv4 works.
         let families: [Config.Family] = config.family == .any ? files.defaultRouteFamilies(interface: interface) : [config.family]
         let timeout = self.timeout(for: cause)
+        // While the check server's answer on this path stands, a connection that
+        // does not come up within its usual time means the answer is gone: that
+        // round fails early, and the next one confirms at once.
+        let confirming = !cause.isEvidence && judge.state.withLock {
+            $0.path == path.generation && $0.lastPublished?.state == .online
+        }
         let outcomes = await withTaskGroup(of: (Config.Family, ProbeOutcome).self) { group in
             for family in families.isEmpty ? [Config.Family.any] : families {
-                group.addTask { (family, await probe(family: family, interface: interface, timeout: timeout)) }
+                let connectTimeout = confirming
+                    ? judge.connects.withLock { $0.bound(family: family.rawValue, path: path.generation, timeout: timeout) }
+                    : timeout
+                group.addTask {
+                    (family, await probe(family: family, interface: interface, timeout: timeout, connectTimeout: connectTimeout,
+                                         learn: { ms in
+                                             judge.connects.withLock {
+                                                 $0.record(.milliseconds(ms), family: family.rawValue, path: path.generation)
+                                             }
+                                         }))
+                }
             }
             var all: [(Config.Family, ProbeOutcome)] = []
             for await outcome in group { all.append(outcome) }
@@ -200,16 +219,24 @@ public struct ProbeMonitor: Monitor {
     static let stallTimeout = Duration.milliseconds(1500)
 
     /// One request over one family (`.any`: whichever the kernel picks), judged.
-    func probe(family: Config.Family, interface: String, timeout: Duration) async -> ProbeOutcome {
-        let request = HTTPRequest(url: config.url, timeout: timeout, interface: config.interface, family: family)
+    /// `learn` hears how long the connect took when the server answered.
+    func probe(family: Config.Family, interface: String, timeout: Duration, connectTimeout: Duration? = nil,
+               learn: @Sendable (Double) -> Void = { _ in }) async -> ProbeOutcome {
+        var request = HTTPRequest(url: config.url, timeout: timeout, interface: config.interface, family: family)
+        request.connectTimeout = connectTimeout
         let result = await fetch(request)
-        if case .success(let reply) = result, reply.truncated {
-            context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes")
+        if case .success(let reply) = result {
+            if reply.truncated { context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes") }
+            if let connectMs = reply.connectMs { learn(connectMs) }
         }
         var facts = PathFacts(interface: interface)
         if case .failure = result { facts = files.pathFacts(interface: interface, family: family) }
         var expectation = self.expectation
         expectation.timeout = timeout
+        // A connect cut short by its bound is named with the bound it had.
+        if case .failure(let error) = result, error.kind == .timeout, error.stage <= .connecting, let connectTimeout {
+            expectation.timeout = min(timeout, connectTimeout)
+        }
         return expectation.judge(result, facts: facts)
     }
 
@@ -259,8 +286,10 @@ public struct ProbeMonitor: Monitor {
     }
 }
 
-/// The judge's state, shared between probe runs (which never overlap).
+/// The judge's state, shared between probe runs (which never overlap), and
+/// what the runs learned of the check server's usual connect time.
 final class SharedJudge: Sendable {
     let state: Mutex<ProbeJudge>
+    let connects = Mutex(ConnectBound())
     init(_ judge: ProbeJudge) { state = Mutex(judge) }
 }

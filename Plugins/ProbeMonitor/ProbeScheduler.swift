@@ -30,6 +30,9 @@ extension ProbeCause {
 ///
 /// - online: every `interval` after the last probe ended;
 /// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's ramp);
+/// - the first failure after an answer is confirmed at once, not after the
+///   ramp's first second: one failure is not yet an outage, and waiting adds
+///   to the time an outage takes to be known (the ramp starts after it);
 /// - a trigger probes at once, but never sooner than `spacing` (1 s) after the
 ///   previous probe started, so a storm of triggers costs one probe per second;
 /// - never two probes at once: a trigger during a probe waits for its end;
@@ -61,6 +64,8 @@ struct ProbePlan: Sendable, Equatable {
     private var startBefore: Moment?
     /// The last probe was abandoned (by a trigger) before it had a verdict.
     private(set) var lastAbandoned = false
+    /// Why the probe in flight (or the last one) runs.
+    private(set) var lastCause: ProbeCause?
 
     init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
         self.interval = interval
@@ -103,6 +108,7 @@ struct ProbePlan: Sendable, Equatable {
         guard let due, due <= now else { return nil }
         let cause = pending ?? .schedule
         pending = nil
+        lastCause = cause
         inFlight = true
         startBefore = lastStart
         lastStart = now
@@ -120,6 +126,11 @@ struct ProbePlan: Sendable, Equatable {
             online = true
             retryDelay = firstRetry
             nextScheduled = now.advanced(by: interval)
+        case false? where online == true && lastCause?.isEvidence == false:
+            // A stall's failure is already confirmed by the counters; any other
+            // first failure is confirmed now.
+            online = false
+            nextScheduled = now
         case false?:
             online = false
             nextScheduled = now.advanced(by: retryDelay)

@@ -332,7 +332,7 @@ extension DaemonFixture {
 
 /// A network namespace behind a veth pair, with check servers on the root side.
 final class ProbeLab: @unchecked Sendable {
-    enum Mode: String { case ok, redirect, wrongbody, slow, huge, proxy }
+    enum Mode: String { case ok, redirect, wrongbody, slow, huge, proxy, late }
 
     let namespace: String
     let hostInterface: String
@@ -426,6 +426,22 @@ final class ProbeLab: @unchecked Sendable {
 
     func heal() throws {
         try Self.sh(["nft", "delete", "table", "inet", table])
+    }
+
+    /// A lossy but working upstream: `percent` of the packets from the
+    /// namespace are dropped at random, counted.
+    func lossy(percent: Int) throws {
+        try Self.sh(["nft", "add", "table", "inet", table])
+        try Self.sh(["nft", "add", "chain", "inet", table, "in", "{ type filter hook input priority 0; policy accept; }"])
+        try Self.sh(["nft", "add", "rule", "inet", table, "in", "iifname", hostInterface,
+                     "numgen", "random", "mod", "100", "<", "\(percent)", "counter", "drop"])
+    }
+
+    /// Packets the lossy rule dropped so far.
+    func droppedPackets() -> Int {
+        let listing = (try? Self.sh(["nft", "list", "table", "inet", table])) ?? ""
+        guard let range = listing.range(of: "counter packets ") else { return 0 }
+        return Int(listing[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 
     /// A steady UDP stream from the namespace (20 packets/s) to an echo server on

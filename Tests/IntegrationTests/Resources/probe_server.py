@@ -8,6 +8,7 @@ MODE:
   redirect   302 to http://HOST:PORT/login, like a captive portal
   wrongbody  200 with a login page
   slow       200, then the body one byte per second (slowloris)
+  late       200 "NetworkManager is online", 3 s after the request (a slow but working server)
   huge       200 with a 10 MB body that starts with the expected text
   proxy      an HTTP proxy: answers "NetworkManager is online" to absolute-URI requests
 
@@ -44,6 +45,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         log(self.requestline)
         if MODE == "ok":
+            self.reply(200, ONLINE, [("X-NetworkManager-Status", "online")])
+        elif MODE == "late":
+            time.sleep(3)
             self.reply(200, ONLINE, [("X-NetworkManager-Status", "online")])
         elif MODE == "redirect":
             self.reply(302, b"", [("Location", f"http://{HOST}:{PORT}/login")])
