@@ -81,7 +81,14 @@ let package = Package(
             name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"],
             // Resident pages the daemon would carry all day for nothing: an exported symbol
             // table no one looks up (600 kB), and 1.1 MB of relocations, packed with lld.
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+            exclude: ["hot-code.order"],
+            linkerSettings: [
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+                // The code that runs from the start to idle, linked first and together, so the
+                // pages mapped around each fault hold code that runs (scripts/hot-code-order.sh).
+                .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/lifeline-daemon/hot-code.order",
+                              "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+            ]
         ),
         .executableTarget(
             name: "lifeline-cli",
