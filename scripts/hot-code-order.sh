@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes Sources/lifeline-daemon/hot-code.order: the functions `lifeline daemon`
+# Writes Sources/lifeline-daemon/link/hot-code.order: the functions `lifeline daemon`
 # runs from its start to an idle online state with the embedded defaults, which
 # the release link of lifeline-daemon places first and together (lld's
 # --symbol-ordering-file, Package.swift).
@@ -20,7 +20,7 @@
 # Needs root, losetup, mkfs.ext4, and what bench/memory.sh needs. A few minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=Sources/lifeline-daemon/hot-code.order
+out=Sources/lifeline-daemon/link/hot-code.order
 [ "$(id -u)" = 0 ] || { echo "hot-code-order: needs root (a loop device, network namespaces)" >&2; exit 1; }
 for product in lifeline lifeline-cli lifeline-daemon; do
     swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product "$product"
