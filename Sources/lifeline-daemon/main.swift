@@ -16,6 +16,7 @@ import Logging
 // First, before the runtime and the libraries touch more of their code: read
 // only the pages that run (see RandomAccessMappings).
 let advice = RandomAccessMappings.apply()
+MallocArenas.limit()
 let arguments = CommandLine.arguments
 guard let options = DaemonOptions(arguments) else {
     Companion.exec("lifeline-cli", arguments)
