@@ -103,7 +103,7 @@ let package = Package(
             ]
         ),
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-gnutls-dev"])]),
         .executableTarget(
             name: "lifeline-bench",
             dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus", "LifelineConfig"]
