@@ -11,6 +11,11 @@
 #     and per kind of anonymous mapping, largest first (MEMORY_TOP rows, default 25).
 # Goal: VmRSS ≤ 16 MB.
 #
+# MEMORY_CODE=1 also prints the executable's resident code per origin (Swift
+# standard library, runtime, each module: bench/lib/resident-code.py);
+# MEMORY_CODE_SYMBOLS=FILE writes the names of the functions on those pages
+# (scripts/hot-code-order.sh uses it).
+#
 # MEMORY_CACHE=cold (the default) first drops lifeline-daemon's pages from the
 # page cache, as after a boot: the daemon starts at login and nothing else maps
 # its executable, so its pages come from disk. MEMORY_CACHE=warm keeps them
