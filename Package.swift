@@ -91,7 +91,17 @@ let package = Package(
             name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"],
             // Resident pages the daemon would carry all day for nothing: an exported symbol
             // table no one looks up (600 kB), and 1.1 MB of relocations, packed with lld.
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]
+            exclude: ["link"],
+            linkerSettings: [
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+                // The code that runs from the start to idle, linked first and together, so the
+                // pages mapped around each fault hold code that runs (scripts/hot-code-order.sh).
+                .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/lifeline-daemon/link/hot-code.order",
+                              "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+                // -lstdc++ finds link/libstdc++.so first, which names the static library: the
+                // static Swift runtime takes the C++ code it uses, not the whole shared library.
+                .unsafeFlags(["-L\(Context.packageDirectory)/Sources/lifeline-daemon/link"], .when(configuration: .release)),
+            ]
         ),
         .executableTarget(
             name: "lifeline-cli",
@@ -103,7 +113,7 @@ let package = Package(
             ]
         ),
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-gnutls-dev"])]),
         .executableTarget(
             name: "lifeline-bench",
             dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus", "LifelineConfig"]

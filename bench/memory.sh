@@ -11,6 +11,11 @@
 #     and per kind of anonymous mapping, largest first (MEMORY_TOP rows, default 25).
 # Goal: VmRSS ≤ 16 MB.
 #
+# MEMORY_CODE=1 also prints the executable's resident code per origin (Swift
+# standard library, runtime, each module: bench/lib/resident-code.py);
+# MEMORY_CODE_SYMBOLS=FILE writes the names of the functions on those pages
+# (scripts/hot-code-order.sh uses it).
+#
 # MEMORY_CACHE=cold (the default) first drops lifeline-daemon's pages from the
 # page cache, as after a boot: the daemon starts at login and nothing else maps
 # its executable, so its pages come from disk. MEMORY_CACHE=warm keeps them
@@ -109,3 +114,7 @@ head -n "$top" "$work/rows" | awk -F'\t' '{ printf "   %8d %8d %9d  %s\n", $1, $
 rest=$(tail -n +"$((top + 1))" "$work/rows" | awk -F'\t' '{ r += $1; p += $2; a += $3; n++ } END { if (n) printf "%d %d %d %d", r, p, a, n }')
 [ -n "$rest" ] && awk -v rest="$rest" 'BEGIN { split(rest, v, " "); printf "   %8d %8d %9d  (%d more mappings)\n", v[1], v[2], v[3], v[4] }'
 awk -F'\t' '{ printf "   %8d %8d %9d  all\n", $2, $3, $4 }' "$work/total"
+if [ -n "${MEMORY_CODE:-}" ]; then
+    echo "   the executable's resident code by where it comes from (/proc/PID/pagemap, symbols from nm):"
+    python3 bench/lib/resident-code.py "$daemon" ${MEMORY_CODE_SYMBOLS:+"$MEMORY_CODE_SYMBOLS"} | sed 's/^/   /'
+fi

@@ -48,6 +48,10 @@ import Testing
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
         let foreignMapped = mapped.filter { path in Self.foreignLibraries.contains { path.hasSuffix("/" + $0) } }
         #expect(foreignMapped.isEmpty, "the daemon maps \(foreignMapped.sorted())")
+        // libcurl's GnuTLS flavour: GnuTLS comes with libcurl's dependencies anyway, and a
+        // second TLS library (OpenSSL's libssl, 0.3 MB resident) would only add to the daemon.
+        let tls = mapped.filter { $0.contains("/libssl.so") || $0.contains("/libcurl.so") }
+        #expect(tls.isEmpty && mapped.contains { $0.contains("/libcurl-gnutls.so") }, "the daemon maps \(tls.sorted()) instead of libcurl-gnutls")
 
         let symbols = try Harness.run(["nm", "--defined-only", executable])
         #expect(symbols.status == 0, "nm: \(symbols.stderr)")
