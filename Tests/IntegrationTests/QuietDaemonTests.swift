@@ -31,21 +31,71 @@ import Testing
 
         // Start-up settles (threads finish their first work and sleep); then a
         // window of 3 s in which no thread wakes.
+        let (quiet, last) = try await Self.quietWindow(pid: pid)
+        #expect(quiet, "no 3 s without a wake-up in 20 s; the last window: \(last)")
+        let pool = ThreadSwitches(pid: pid).byName.keys.filter { $0.hasSuffix("-qos") }
+        #expect(pool.isEmpty, "libdispatch's worker pool runs: \(pool)")
+    }
+
+    /// Without a system bus (a desktop without NetworkManager, a container),
+    /// the monitors that follow it wait for its socket to be created, and
+    /// nothing wakes the daemon meanwhile; once the bus is there it is followed
+    /// at once.
+    @Test func waitingForTheSystemBusWakesNothing() async throws {
+        guard Harness.available(.rootAnd(["ip", "dbus-daemon"])), NetworkManagerMock.available else { return }
+        let net = try NetnsPair()
+        let bus = try PrivateBus()
+        // A folder that does not exist yet either: its parent is watched until it does.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sysbus-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socket = folder.appendingPathComponent("system_bus_socket").path
+        let f = try DaemonFixture(extraEnvironment: bus.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(socket)"]) { $1 })
+        try f.writeConfig("""
+            [[monitor]]
+            kind = "netlink"
+
+            [[monitor]]
+            kind = "networkmanager"
+
+            [[monitor]]
+            kind = "logind"
+
+            [[sink]]
+            kind = "log"
+            """)
+        f.commandPrefix = ["ip", "netns", "exec", net.client]
+        try f.start()
+        defer { Task { await f.stop() } }
+        await Harness.waitUntil("both monitors to find no system bus") {
+            f.logLines(containing: "no system bus").count == 2 && f.loggedStates() == ["online"]
+        }
+        let pid = try #require(f.process?.pid)
+        let (quiet, last) = try await Self.quietWindow(pid: pid)
+        #expect(quiet, "no 3 s without a wake-up in 20 s; the last window: \(last)")
+
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let nm = try await NetworkManagerMock(socket: socket)
+        try await nm.start()
+        await Harness.waitUntil(timeout: .seconds(4), "NetworkManager followed") {
+            f.daemonLog.contains("the system bus is here: following NetworkManager")
+        }
+    }
+
+    /// Waits (up to 20 s) for a window of 3 s in which no thread of `pid` wakes;
+    /// says whether one came, and the counts of the last window.
+    static func quietWindow(pid: Int32) async throws -> (Bool, String) {
         let clock = ContinuousClock()
         let giveUp = clock.now + .seconds(20)
         var before = ThreadSwitches(pid: pid)
-        var quiet = false
         var last = ""
-        while !quiet, clock.now < giveUp {
+        while clock.now < giveUp {
             try await Task.sleep(for: .seconds(3))
             let after = ThreadSwitches(pid: pid)
-            quiet = after == before
+            if after == before { return (true, "\(after.byName)") }
             last = "\(before.byName) → \(after.byName)"
             before = after
         }
-        #expect(quiet, "no 3 s without a wake-up in 20 s; the last window: \(last)")
-        let pool = before.byName.keys.filter { $0.hasSuffix("-qos") }
-        #expect(pool.isEmpty, "libdispatch's worker pool runs: \(pool)")
+        return (false, last)
     }
 }
 
