@@ -63,6 +63,8 @@ final class QuietPool<Job>: @unchecked Sendable {
     /// The sleeping thread whose epoll set holds the timers, if any.
     private var keeper: Int?
     private var running = 0
+    /// The pool's own threads, to tell a push from a job from one from outside.
+    private var members: [pthread_t] = []
     private var stopping = false
 
     /// Starts `threads` threads named `name` that call `run` for each job.
@@ -131,7 +133,7 @@ final class QuietPool<Job>: @unchecked Sendable {
     func push(_ job: Job) {
         lock()
         ready.append(job)
-        wakeOneIfNeeded()
+        wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
         unlock()
     }
 
@@ -140,7 +142,7 @@ final class QuietPool<Job>: @unchecked Sendable {
         lock()
         if deadline <= base.now() {
             ready.append(job)
-            wakeOneIfNeeded()
+            wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
         } else {
             delayed[base.rawValue].insert(job, deadline: deadline)
             // An earlier deadline than the timer's: move the timer. The timekeeper
@@ -175,6 +177,7 @@ final class QuietPool<Job>: @unchecked Sendable {
         let sleeper = sleepers[me]
         var events = [epoll_event](repeating: epoll_event(), count: 2)
         lock()
+        members.append(pthread_self())
         while true {
             releaseDue()
             if let job = ready.popFirst() {
@@ -218,10 +221,13 @@ final class QuietPool<Job>: @unchecked Sendable {
     }
 
     /// Wakes a sleeping thread if the ready jobs outnumber the threads already
-    /// woken for them. A thread prefers not to wake the timekeeper, so the timers
-    /// need not move.
-    private func wakeOneIfNeeded() {
-        guard ready.count > woken, !asleep.isEmpty else { return }
+    /// woken for them. A job pushed by one of the pool's threads (a task resuming
+    /// another, a sleep's timer job resuming its task) counts that thread as
+    /// coming: it takes the next job as soon as its own ends, which saves waking
+    /// a second thread for a chain of one job after another. It prefers not to
+    /// wake the timekeeper, so the timers need not move.
+    private func wakeOneIfNeeded(pushedByMember: Bool = false) {
+        guard ready.count > woken + (pushedByMember ? 1 : 0), !asleep.isEmpty else { return }
         let index = asleep.lastIndex { $0 != keeper } ?? asleep.count - 1
         wake(asleep.remove(at: index))
     }

@@ -133,6 +133,19 @@ import Testing
         let afterJob = Self.switches(of: name)
         let jobWakes = afterJob.keys.reduce(0) { $0 + afterJob[$1]! - afterDeadline[$1, default: 0] }
         #expect(jobWakes == 1, "wake-ups for one job: \(afterDeadline) → \(afterJob)")
+
+        // A chain of jobs, each pushed by the one before (as a task resumes
+        // another): the thread that runs one takes the next, no other wakes.
+        @Sendable func chain(_ left: Int) {
+            ran.withLock { $0 += 1 }
+            if left > 0 { pool.push { chain(left - 1) } }
+        }
+        pool.push { chain(9) }
+        await Harness.waitUntil("the chain of ten") { ran.withLock { $0 } == 13 }
+        try await Task.sleep(for: .milliseconds(300))
+        let afterChain = Self.switches(of: name)
+        let chainWakes = afterChain.keys.reduce(0) { $0 + afterChain[$1]! - afterJob[$1, default: 0] }
+        #expect(chainWakes == 1, "wake-ups for a chain of ten jobs: \(afterJob) → \(afterChain)")
     }
 
     @Test func durationsBecomeWholeNanosecondsRoundedUp() {
