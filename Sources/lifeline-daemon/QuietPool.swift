@@ -145,10 +145,10 @@ final class QuietPool<Job>: @unchecked Sendable {
             wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
         } else {
             delayed[base.rawValue].insert(job, deadline: deadline)
-            // An earlier deadline than the timer's: move the timer. The timekeeper
-            // sleeps on it, and if every thread is busy, the first to go to sleep
-            // takes the timers over and sees it.
-            if let current = armed[base.rawValue], current <= deadline {} else { arm(base, at: deadline) }
+            // A new earliest deadline: move the timer. The timekeeper sleeps on
+            // it, and if every thread is busy, the first to go to sleep takes the
+            // timers over and sees it.
+            rearm(base)
         }
         unlock()
     }
@@ -253,9 +253,12 @@ final class QuietPool<Job>: @unchecked Sendable {
 
     /// Arms each timer for its clock's earliest deadline, or disarms it.
     private func rearm() {
-        for base in Timebase.allCases where armed[base.rawValue] != delayed[base.rawValue].earliest {
-            arm(base, at: delayed[base.rawValue].earliest)
-        }
+        for base in Timebase.allCases { rearm(base) }
+    }
+
+    private func rearm(_ base: Timebase) {
+        let earliest = delayed[base.rawValue].earliest
+        if armed[base.rawValue] != earliest { arm(base, at: earliest) }
     }
 
     /// Reads the timers that fired, which clears them (the jobs they were armed
