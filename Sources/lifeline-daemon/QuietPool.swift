@@ -50,7 +50,7 @@ final class QuietPool<Job>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let timers: [Int32]
     private let timerSet: Int32
-    private var sleepers: [Sleeper] = []
+    private let sleepers: [Sleeper]
 
     private var ready = JobLine<Job>()
     private var delayed = [DeadlineHeap<Job>](repeating: DeadlineHeap(), count: Timebase.allCases.count)
@@ -69,29 +69,29 @@ final class QuietPool<Job>: @unchecked Sendable {
 
     /// Starts `threads` threads named `name` that call `run` for each job.
     init(threads: Int, name: String, run: @escaping (Job) -> Void) throws(Failure) {
-        self.name = name
-        self.run = run
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        // Every descriptor is made before any property is set: a failure closes
+        // what was made and leaves no half-built pool behind.
         var made: [Int32] = []
         func fail(_ what: String) -> Failure {
             let failure = Failure(description: "\(what): \(String(cString: strerror(errno)))")
             for fd in made { close(fd) }
             return failure
         }
+        var timers: [Int32] = []
         for base in Timebase.allCases {
             let fd = timerfd_create(base.clock, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
             guard fd >= 0 else { throw fail("timerfd_create") }
             made.append(fd)
+            timers.append(fd)
         }
-        timers = made
-        timerSet = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let timerSet = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard timerSet >= 0 else { throw fail("epoll_create1") }
         made.append(timerSet)
         for fd in timers {
             var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: fd))
             guard epoll_ctl(timerSet, EPOLL_CTL_ADD, fd, &event) == 0 else { throw fail("epoll_ctl") }
         }
+        var sleepers: [Sleeper] = []
         for _ in 0..<max(threads, 1) {
             let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
             guard epoll >= 0 else { throw fail("epoll_create1") }
@@ -103,8 +103,15 @@ final class QuietPool<Job>: @unchecked Sendable {
             guard epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event) == 0 else { throw fail("epoll_ctl") }
             sleepers.append(Sleeper(epoll: epoll, wake: wake))
         }
+        self.name = name
+        self.run = run
+        self.timers = timers
+        self.timerSet = timerSet
+        self.sleepers = sleepers
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
         for index in sleepers.indices {
-            // Each thread holds the pool until it ends.
+            // Each thread holds the pool until it ends, and closes its own descriptors.
             let start = Unmanaged.passRetained(ThreadStart { self.work(index) }).toOpaque()
             var thread = pthread_t()
             guard pthread_create(&thread, nil, { argument in
@@ -112,6 +119,10 @@ final class QuietPool<Job>: @unchecked Sendable {
                 return nil
             }, start) == 0 else {
                 Unmanaged<ThreadStart>.fromOpaque(start).release()
+                for unused in sleepers[index...] {
+                    close(unused.epoll)
+                    close(unused.wake)
+                }
                 if index == 0 { throw Failure(description: "pthread_create failed") }
                 break  // fewer threads than asked for: still a working pool
             }
