@@ -178,3 +178,6 @@ package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["NetlinkMo
 // glibc's gettext (header only: it lives in libc), for the messages people read in their own language.
 package.targets.append(.systemLibrary(name: "CIntl", path: "Sources/CIntl"))
 package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl"]
+// epoll, eventfd and timerfd (headers only): the daemon's executor sleeps on them.
+package.targets.append(.systemLibrary(name: "CEpoll", path: "Sources/CEpoll"))
+package.targets.first { $0.name == "lifeline-daemon" }!.dependencies += ["CEpoll"]

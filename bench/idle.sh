@@ -9,10 +9,13 @@
 # while limited (nftables drops everything the namespace sends upstream), it
 # counts the voluntary context switches of every daemon thread
 # (/proc/PID/task/TID/status; a thread sleeping and being woken again is one),
-# summed per thread name (/proc/PID/task/TID/comm), and the probes made
-# meanwhile (the daemon's debug log); then VmRSS, RssAnon (status) and PSS
-# (smaps_rollup). Goal: at most 2 wake-ups per probe interval, plus what the
-# stall detector needs while traffic flows (none flows here).
+# summed per thread name (/proc/PID/task/TID/comm), sampled every 100 ms so
+# that the wake-ups of each probe round (a probe thread awake, and what
+# publishes its verdict) are told from those outside the rounds
+# (bench/idle_wakeups.py); the probes made meanwhile (the daemon's debug log);
+# then VmRSS, RssAnon (status) and PSS (smaps_rollup). Goal: at most 2
+# wake-ups per probe interval, plus what the stall detector needs while
+# traffic flows (none flows here).
 #
 # Needs root, ip, nft, python3, dbus-daemon, tmux. Uses .build/release/lifeline
 # (built by `make bench`), or $LIFELINE_BIN.
@@ -67,42 +70,15 @@ wait_state() {  # STATE LIMIT_MS: the published state (runtime state file), poll
         sleep 0.01
     done
 }
-# One line per thread: TID VOLUNTARY NONVOLUNTARY NAME
-threads() {
-    local task
-    for task in /proc/"$daemon"/task/*; do
-        awk -v tid="${task##*/}" -v name="$(cat "$task/comm" 2>/dev/null)" '
-            /^voluntary_ctxt_switches/ { v = $2 } /^nonvoluntary_ctxt_switches/ { n = $2 }
-            END { if (v != "") print tid, v, n, name }' "$task/status" 2>/dev/null || true
-    done
-}
 probes() { grep -c 'probe (' "$work/daemon.log" || true; }
-# measure LABEL: the window, then one table row per thread name.
+# measure LABEL: the window, then one row per thread name, split into probe
+# rounds and the time between them (bench/idle_wakeups.py).
 measure() {
-    local before probes_before
-    before=$(threads); probes_before=$(probes)
-    sleep "$window"
-    local after; after=$(threads)
+    local probes_before; probes_before=$(probes)
+    local table; table=$(python3 bench/idle_wakeups.py "$daemon" "$window")
     local made=$(( $(probes) - probes_before ))
     echo "-- $1: $window s, $made probe(s) made by the daemon meanwhile"
-    # Threads that ended during the window are not counted (none do while idle).
-    awk -v made="$made" -v window="$window" '
-        NR == FNR { v[$1] = $2; n[$1] = $3; next }
-        {
-            name = $4; for (i = 5; i <= NF; i++) name = name " " $i
-            # libdispatch names its threads after their queue; comm keeps the last 15 characters.
-            if (name == "oot.default-qos") name = name " (Swift pool)"
-            if (name == "-qos.overcommit") name = name " (dispatch events)"
-            count[name]++
-            vol[name] += $2 - ($1 in v ? v[$1] : 0)
-            inv[name] += $3 - ($1 in n ? n[$1] : 0)
-            total += $2 - ($1 in v ? v[$1] : 0)
-        }
-        END {
-            printf "   %-34s %7s %10s %13s\n", "thread", "threads", "voluntary", "involuntary"
-            for (name in count) printf "   %-34s %7d %10d %13d\n", name, count[name], vol[name], inv[name]
-            printf "   %-34s %7s %10d   = %.1f per 30 s interval, %.2f per second\n", "all", "", total, total * 30 / window, total / window
-        }' <(echo "$before") <(echo "$after")
+    printf '%s\n' "$table"
 }
 memory() {
     awk '/^VmRSS|^RssAnon|^Threads/ { printf "   %s %s %s\n", $1, $2, $3 }' "/proc/$daemon/status"

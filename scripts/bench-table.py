@@ -96,7 +96,14 @@ def idle_threads(heading):
     def read(text):
         part = section(text, heading)
         m = re.search(r"^\s+all\s+(\d+)\s+= ([\d.]+) per 30 s interval, ([\d.]+) per second", part, re.M)
-        return "%s per 30 s probe interval (%s/s)" % (m.group(2), m.group(3)) if m else None
+        if not m:
+            return None
+        cell = "%s per 30 s probe interval (%s/s)" % (m.group(2), m.group(3))
+        outside = re.search(r"^\s+outside probe rounds: \d+ = ([\d.]+) per 30 s interval", part, re.M)
+        rounds = re.search(r"^\s+probe rounds seen: .*, ([\d.]+) per probe round", part, re.M)
+        if outside and rounds:
+            cell += "; %s outside probe rounds, %s per probe round" % (outside.group(1), rounds.group(1))
+        return cell
     return read
 
 

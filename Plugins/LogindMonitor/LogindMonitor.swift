@@ -71,8 +71,8 @@ public struct LogindMonitor: Monitor {
                     saidSo = true
                 }
             }
-            do { try await Task.sleep(for: pause) } catch { return }
-            pause = min(pause * 2, .seconds(30))
+            let appeared = await SystemBus.waitBeforeRetrying(address, pause: pause, threadName: "logind-sysbus")
+            pause = appeared ? .seconds(1) : min(pause * 2, .seconds(30))
         }
     }
 

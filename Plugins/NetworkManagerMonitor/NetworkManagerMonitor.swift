@@ -10,16 +10,17 @@ import LifelineGLib
 ///
 /// Costs nothing where NetworkManager is absent: without it on the bus the
 /// monitor waits for `NameOwnerChanged`; without a system bus at all it says so
-/// once (info) and tries again after a growing pause (up to `retry`), or within
-/// a second of the bus socket appearing. It never speaks for a NetworkManager
-/// that is gone: its observations then say `unknown`.
+/// once (info) and waits for the bus's socket to be created (inotify, no
+/// timer); a bus whose socket is there but does not answer is tried again after
+/// a growing pause (up to `retry`). It never speaks for a NetworkManager that
+/// is gone: its observations then say `unknown`.
 ///
 /// A check request (route change, "Check now", D-Bus `Check()`) also asks
 /// NetworkManager to `CheckConnectivity()` when its own checking is enabled.
 ///
 /// Config keys:
 /// - `retry` (duration, default `"60s"`): the longest pause between attempts
-///   to reach a system bus that is not there.
+///   to reach a system bus that does not answer.
 public struct NetworkManagerMonitor: Monitor {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
@@ -81,22 +82,8 @@ public struct NetworkManagerMonitor: Monitor {
                     saidSo = true
                 }
             }
-            await Self.waitForBus(at: address, upTo: pause)
-            pause = min(pause * 2, config.retry.duration)
-        }
-    }
-
-    /// Sleeps for `pause`, or less when the bus's socket file appears meanwhile
-    /// (one `stat` a second: a socket that was missing is worth retrying at once).
-    static func waitForBus(at address: String, upTo pause: Duration) async {
-        let socket = address.hasPrefix("unix:path=")
-            ? String(address.dropFirst("unix:path=".count).prefix { $0 != "," }) : nil
-        let wasThere = socket.map { access($0, F_OK) == 0 } ?? true
-        var waited = Duration.zero
-        while waited < pause, !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            waited += .seconds(1)
-            if !wasThere, let socket, access(socket, F_OK) == 0 { return }
+            let appeared = await SystemBus.waitBeforeRetrying(address, pause: pause, threadName: "nm-system-bus")
+            pause = appeared ? .seconds(1) : min(pause * 2, config.retry.duration)
         }
     }
 }

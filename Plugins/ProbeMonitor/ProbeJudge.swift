@@ -137,6 +137,13 @@ struct ProbeJudge: Sendable {
         switch outcome {
         case .pong(let rtt):
             consecutiveFailures = 0
+            // The same answer a few ms sooner or later is not news: repeating the
+            // published verdict publishes nothing (no state file, D-Bus signal or
+            // `watch` line every probe round).
+            if let last = lastPublished, last.state == .online, let shown = last.rttMs,
+               !Self.roundTripIsNews(rtt, after: shown) {
+                return last
+            }
             let ms = rtt < 10 ? (rtt * 10).rounded() / 10 : rtt.rounded()
             observation = Observation(role: .reachability, state: .online, interface: interface,
                                       reason: "probe answered in \(Self.format(ms)) ms", rttMs: rtt)
@@ -211,6 +218,13 @@ struct ProbeJudge: Sendable {
     static func isOnline(_ outcome: ProbeOutcome) -> Bool {
         if case .pong = outcome { return true }
         return false
+    }
+
+    /// Whether a round trip of `rtt` ms tells a user more than the `shown` one:
+    /// half as fast or 1.5 times as slow, and 20 ms or more apart (38 → 60 ms
+    /// is, 38 → 45 ms or 4 → 9 ms is not).
+    static func roundTripIsNews(_ rtt: Double, after shown: Double) -> Bool {
+        abs(rtt - shown) >= 20 && (rtt >= shown * 1.5 || rtt * 1.5 <= shown)
     }
 
     private static func format(_ ms: Double) -> String {

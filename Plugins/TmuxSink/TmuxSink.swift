@@ -84,9 +84,9 @@ public struct TmuxSink: Sink {
         let latest = LatestUpdate()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let interval = rescanInterval
-        let folder: SocketFolderWatch?
+        let folder: FolderWatch?
         do {
-            folder = try SocketFolderWatch(directory: socketDirectory) { wake.yield() }
+            folder = try FolderWatch(directory: socketDirectory, threadName: "tmux-sockets") { wake.yield() }
         } catch {
             folder = nil
             context.logger.notice("\(socketDirectory): \(error); reading it every \(interval) instead")

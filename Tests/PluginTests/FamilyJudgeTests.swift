@@ -15,14 +15,14 @@ struct FamilyJudgeTests {
         // One lost IPv6 probe is not yet a broken family.
         #expect(first.families == FamilyStates(ipv4: .online))
         #expect(first.reason == "probe answered in 3 ms")
-        let second = judge.record(families: [("ipv4", .pong(rttMs: 4)), ("ipv6", v6Timeout)], interface: "eth0", path: 1, afterStall: nil)
+        let second = judge.record(families: [("ipv4", .pong(rttMs: 3)), ("ipv6", v6Timeout)], interface: "eth0", path: 1, afterStall: nil)
         #expect(second.state == .online && second.diagnosis == Diagnosis.none)
         #expect(second.families == FamilyStates(ipv4: .online, ipv6: .limited))
-        #expect(second.reason == "IPv6 broken: TCP connect to [fd00::1]:80 timed out after 5s; probe answered in 4 ms")
+        #expect(second.reason == "IPv6 broken: TCP connect to [fd00::1]:80 timed out after 5s; probe answered in 3 ms")
         // IPv6 back: both online, nothing named.
-        let back = judge.record(families: [("ipv4", .pong(rttMs: 4)), ("ipv6", .pong(rttMs: 5))], interface: "eth0", path: 1, afterStall: nil)
+        let back = judge.record(families: [("ipv4", .pong(rttMs: 3)), ("ipv6", .pong(rttMs: 5))], interface: "eth0", path: 1, afterStall: nil)
         #expect(back.families == FamilyStates(ipv4: .online, ipv6: .online))
-        #expect(back.reason == "probe answered in 4 ms")
+        #expect(back.reason == "probe answered in 3 ms")
     }
 
     @Test func bothBrokenIsLimitedWithIPv4sSentence() {

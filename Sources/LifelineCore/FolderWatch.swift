@@ -1,17 +1,16 @@
 import Glibc
-import LifelineCore
 import Synchronization
 
-/// Says when tmux's socket folder changes: a server started (its socket
-/// created), restarted or gone. inotify on a thread of its own, blocked in
-/// `poll` while nothing happens, so a new server is seen at once and an idle
-/// daemon is never woken. Until the folder exists (no tmux server has run yet)
-/// its parent is watched for it instead.
+/// Says when a folder's entries change: a socket created (a tmux server, a
+/// bus started), renamed or gone. inotify on a thread of its own, blocked in
+/// `poll` while nothing happens, so a change is seen at once and an idle
+/// daemon is never woken. Until the folder exists (no tmux server has run yet,
+/// no system bus) its parent is watched for it instead.
 ///
 /// Attribute changes are not watched: tmux changes its socket's mode whenever a
-/// client attaches or detaches, which says nothing about which servers exist.
-final class SocketFolderWatch: @unchecked Sendable {
-    let directory: String
+/// client attaches or detaches, which says nothing about which sockets exist.
+public final class FolderWatch: @unchecked Sendable {
+    public let directory: String
     private let onChange: @Sendable () -> Void
     private let inotify: Int32
     /// A pipe: `stop` writes to it to end the thread.
@@ -21,13 +20,13 @@ final class SocketFolderWatch: @unchecked Sendable {
     /// `stop` never writes to a descriptor number that may be reused by then.
     private let ended = Mutex(false)
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    /// Calls `onChange` (on the watch's thread) once the folder is watched, and
-    /// after every change to its entries.
-    init(directory: String, onChange: @escaping @Sendable () -> Void) throws(Failure) {
+    /// Calls `onChange` (on the watch's thread, named `threadName`) once the
+    /// folder is watched, and after every change to its entries.
+    public init(directory: String, threadName: String, onChange: @escaping @Sendable () -> Void) throws(Failure) {
         self.directory = directory
         self.onChange = onChange
         inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
@@ -41,21 +40,21 @@ final class SocketFolderWatch: @unchecked Sendable {
         stopReader = ends[0]
         stopWriter = ends[1]
         for fd in ends {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not for the tmux processes the sink starts
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)  // not for the processes the daemon starts
         }
         // The thread runs the watch until `stop`, then ends.
-        let thread = SerialThread(name: "tmux-sockets")
+        let thread = SerialThread(name: threadName)
         defer { thread.stop() }
         guard thread.perform({ self.run() }) else {
             close(inotify)
             close(stopReader)
             close(stopWriter)
-            throw Failure(description: "cannot start a thread for the tmux socket folder")
+            throw Failure(description: "cannot start a thread to watch \(directory)")
         }
     }
 
     /// Ends the thread soon; `onChange` may run once more meanwhile.
-    func stop() {
+    public func stop() {
         ended.withLock { ended in
             guard !ended else { return }
             var byte: UInt8 = 1
@@ -119,12 +118,34 @@ final class SocketFolderWatch: @unchecked Sendable {
                             folder = -1
                         }
                     } else if event.watch == parentWatch, event.name != name {
-                        continue  // something else appeared in /tmp
+                        continue  // something else appeared beside the folder
                     }
                 }
             }
             arm()
             if changed { onChange() }
         }
+    }
+}
+
+extension FolderWatch {
+    /// Returns once `path` exists: at once if it does, else as soon as it is
+    /// created (inotify on its folder, so nothing wakes the caller meanwhile),
+    /// or when the calling task is cancelled. Where the folder cannot be
+    /// watched (the user's inotify instances are used up), it returns after
+    /// `fallback` instead, for the caller to look again.
+    public static func waitUntilExists(_ path: String, threadName: String, fallback: Duration) async {
+        guard access(path, F_OK) != 0 else { return }
+        let (changes, change) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let watch: FolderWatch
+        do {
+            // The watch calls once it is armed: a file created before that is seen then.
+            watch = try FolderWatch(directory: Files.directory(of: path), threadName: threadName) { change.yield() }
+        } catch {
+            try? await Task.sleep(for: fallback)
+            return
+        }
+        defer { watch.stop() }
+        for await _ in changes where access(path, F_OK) == 0 { return }
     }
 }

@@ -1,0 +1,90 @@
+@_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
+import Glibc
+
+/// The daemon's default executor: where every task that no actor owns runs,
+/// and where `Task.sleep` waits.
+///
+/// Swift's own default executor on Linux is libdispatch's global queues. Once
+/// a worker thread of those has run, libdispatch arms a one-second timer to
+/// watch its pool for stuck workers, and it fires for as long as the process
+/// lives: an idle daemon woke 60 times a minute for nothing, and `Task.sleep`
+/// cost two more wake-ups of libdispatch's event thread around each timer.
+///
+/// This one is a fixed pool (one thread per CPU, at least two) that sleeps
+/// until a job is ready or the earliest deadline comes (`QuietPool`). Jobs run
+/// in the order they were enqueued, whatever their priority, so none waits
+/// behind a later one; the daemon's jobs are short (blocking work has threads
+/// of its own), so first come, first served is fair enough.
+final class QuietExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable {
+    private let pool: QuietPool<UnownedJob>
+
+    /// A serial executor reference that names no executor: what the runtime's
+    /// own global executor runs a job with (no actor, no executor preference),
+    /// so a task may go on without a hop wherever it is not isolated.
+    private static let noActor = unsafeBitCast((0, 0), to: UnownedSerialExecutor.self)
+
+    init(threads: Int, name: String = "lifeline-pool") throws {
+        pool = try QuietPool(threads: threads, name: name) { job in
+            job.runSynchronously(on: QuietExecutor.noActor)
+        }
+    }
+
+    /// Makes a `QuietExecutor` the process's default executor. Call it first
+    /// thing in `main`, before any task exists.
+    static func install() {
+        _createExecutors(factory: QuietExecutors.self)
+    }
+
+    /// One thread per CPU, at least two, as Swift's own pool has.
+    static var defaultThreads: Int {
+        max(2, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
+    /// Ends the threads once the jobs ready now have run (for tests; the
+    /// daemon's executor lives as long as the process).
+    func stop() {
+        pool.stop()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        pool.push(UnownedJob(job))
+    }
+
+    func enqueue<C: Clock>(
+        _ job: consuming ExecutorJob, after delay: C.Duration, tolerance: C.Duration?, clock: C
+    ) {
+        let base: QuietPool<UnownedJob>.Timebase = clock is SuspendingClock ? .monotonic : .boottime
+        // Deadlines on a clock of another kind run after their delay on the continuous clock.
+        let nanoseconds = (delay as? Duration).map(Self.nanoseconds) ?? 0
+        let now = base.now()
+        let (deadline, overflow) = now.addingReportingOverflow(nanoseconds)
+        pool.push(UnownedJob(job), at: overflow ? Int64.max : deadline, on: base)
+    }
+
+    func enqueue<C: Clock>(
+        _ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C
+    ) {
+        enqueue(job, after: clock.now.duration(to: instant), tolerance: tolerance, clock: clock)
+    }
+
+    /// `duration` in whole nanoseconds, rounded up (a job never runs before its
+    /// time), 0 if negative, Int64.max if longer than that.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 || seconds > 0 else { return 0 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let part = (attoseconds + 999_999_999) / 1_000_000_000
+        let (sum, overflow2) = whole.addingReportingOverflow(part)
+        return overflow || overflow2 ? Int64.max : max(sum, 0)
+    }
+}
+
+/// What `install` hands the runtime: the platform's main executor (the daemon's
+/// main actor has almost nothing to do) and a `QuietExecutor` for the rest, or
+/// the platform's default if no thread could be started (a process out of
+/// resources: better a daemon that wakes than none).
+struct QuietExecutors: ExecutorFactory {
+    static let mainExecutor: any MainExecutor = PlatformExecutorFactory.mainExecutor
+    static let defaultExecutor: any TaskExecutor =
+        (try? QuietExecutor(threads: QuietExecutor.defaultThreads)) ?? PlatformExecutorFactory.defaultExecutor
+}

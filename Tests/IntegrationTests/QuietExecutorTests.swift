@@ -1,0 +1,186 @@
+import Foundation
+@testable import lifeline_daemon
+import Synchronization
+import Testing
+
+/// The daemon's default executor (`QuietExecutor` over `QuietPool`): every job
+/// runs, once; delayed jobs run at their deadline, never before, in deadline
+/// order; a cancelled sleep ends at once; and its threads wake only for a job
+/// or a deadline. Tasks reach it here through an executor preference, which
+/// sends their jobs and their sleeps' deadlines to it as the daemon's default
+/// executor receives them.
+@Suite(.serialized) struct QuietExecutorTests {
+    @Test func everyJobOfManyConcurrentTasksRunsOnce() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-many")
+        defer { executor.stop() }
+        let counter = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<2000 {
+                group.addTask(executorPreference: executor) {
+                    await counter.add(index)  // an actor hop and back
+                    if index % 7 == 0 { try? await Task.sleep(for: .milliseconds(index % 5)) }
+                    await Task.yield()
+                    await counter.add(index)
+                }
+            }
+        }
+        let seen = await counter.seen
+        #expect(seen.count == 2000 && seen.values.allSatisfy { $0 == 2 }, "\(seen.count) tasks, \(seen.values.filter { $0 != 2 }.count) not counted twice")
+    }
+
+    @Test func jobsPushedFromManyThreadsAllRunOnce() async throws {
+        let ran = Mutex([Int](repeating: 0, count: 8 * 2500))
+        let pool = try QuietPool<() -> Void>(threads: 2, name: "qe-push") { $0() }
+        defer { pool.stop() }
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<2500 {
+                let slot = thread * 2500 + index
+                pool.push { ran.withLock { $0[slot] += 1 } }
+            }
+        }
+        await Harness.waitUntil("every job to run") { ran.withLock { !$0.contains(0) } }
+        #expect(ran.withLock { $0.allSatisfy { $0 == 1 } }, "a job ran twice")
+    }
+
+    /// One thread, so the order they run in is the order the pool released them.
+    @Test func delayedJobsRunInDeadlineOrderAndNotBefore() async throws {
+        let pool = try QuietPool<() -> Void>(threads: 1, name: "qe-order") { $0() }
+        defer { pool.stop() }
+        typealias Base = QuietPool<() -> Void>.Timebase
+        let runs = Mutex<[(label: Int, late: Int64)]>([])
+        // Label = delay in ms; both clocks, pushed out of order.
+        let plan: [(Int, Base)] = [(250, .boottime), (60, .monotonic), (150, .boottime), (20, .boottime),
+                                   (200, .monotonic), (100, .boottime), (100, .boottime)]
+        for (ms, base) in plan {
+            let deadline = base.now() + Int64(ms) * 1_000_000
+            pool.push({ runs.withLock { $0.append((ms, base.now() - deadline)) } }, at: deadline, on: base)
+        }
+        pool.push({ runs.withLock { $0.append((0, 0)) } }, at: Base.boottime.now() - 1, on: .boottime)  // past: now
+        await Harness.waitUntil("every delayed job to run") { runs.withLock { $0.count } == plan.count + 1 }
+        let done = runs.withLock { $0 }
+        #expect(done.map(\.label) == [0, 20, 60, 100, 100, 150, 200, 250], "\(done)")
+        #expect(done.allSatisfy { $0.late >= 0 }, "ran before its deadline: \(done.filter { $0.late < 0 })")
+    }
+
+    @Test func sleepingTasksWakeInDeadlineOrderAndNotBefore() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-sleep")
+        defer { executor.stop() }
+        let clock = ContinuousClock()
+        let woke = Locked<[(ms: Int, late: Duration)]>([])
+        await withTaskGroup(of: Void.self) { group in
+            for ms in [300, 100, 200, 50, 250, 150] {
+                group.addTask(executorPreference: executor) {
+                    let deadline = clock.now + .milliseconds(ms)
+                    try? await Task.sleep(until: deadline, clock: clock)
+                    let now = clock.now
+                    woke.withLock { $0.append((ms, now - deadline)) }
+                }
+            }
+        }
+        let done = woke.withLock { $0 }
+        #expect(done.map(\.ms) == [50, 100, 150, 200, 250, 300], "\(done)")
+        #expect(done.allSatisfy { $0.late >= .zero }, "woke early: \(done)")
+    }
+
+    @Test func cancellingASleepingTaskEndsItsSleepAtOnce() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-cancel")
+        defer { executor.stop() }
+        let clock = ContinuousClock()
+        let asleep = Locked(false)
+        let task = Task(executorPreference: executor) { () -> Bool in
+            asleep.withLock { $0 = true }
+            do { try await Task.sleep(for: .seconds(600)) } catch { return true }
+            return false
+        }
+        await Harness.waitUntil("the task to sleep") { asleep.withLock { $0 } }
+        let cancelled = clock.now
+        task.cancel()
+        #expect(await task.value, "the sleep did not throw CancellationError")
+        // Not a timing: "at once" against a 600 s sleep.
+        #expect(clock.now - cancelled < .seconds(5))
+    }
+
+    /// The reason the executor exists: a thread wakes for a job or a deadline,
+    /// never to look around. Counted with the kernel's voluntary context
+    /// switches of the pool's threads (each sleep that a wake-up ends is one).
+    @Test func poolThreadsWakeOnlyForADeadlineOrAJob() async throws {
+        let name = "qe-idle-\(UInt16.random(in: 0...UInt16.max))"
+        let pool = try QuietPool<() -> Void>(threads: 2, name: name) { $0() }
+        defer { pool.stop() }
+        let ran = Mutex(0)
+        pool.push { ran.withLock { $0 += 1 } }
+        await Harness.waitUntil("the first job") { ran.withLock { $0 } == 1 }
+        await Harness.waitUntil("both threads named") { Self.switches(of: name).count == 2 }
+        try await Task.sleep(for: .milliseconds(100))  // let the thread that ran it go back to sleep
+
+        let quiet = Self.switches(of: name)
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(Self.switches(of: name) == quiet, "idle pool threads woke: \(quiet) → \(Self.switches(of: name))")
+
+        // A deadline: one thread wakes once for it and sleeps again.
+        typealias Base = QuietPool<() -> Void>.Timebase
+        pool.push({ ran.withLock { $0 += 1 } }, at: Base.boottime.now() + 300_000_000, on: .boottime)
+        await Harness.waitUntil("the delayed job") { ran.withLock { $0 } == 2 }
+        try await Task.sleep(for: .milliseconds(300))
+        let afterDeadline = Self.switches(of: name)
+        let deadlineWakes = afterDeadline.keys.reduce(0) { $0 + afterDeadline[$1]! - quiet[$1, default: 0] }
+        #expect(deadlineWakes == 1, "wake-ups for one deadline: \(quiet) → \(afterDeadline)")
+
+        // A job from outside while both sleep: one thread wakes.
+        pool.push { ran.withLock { $0 += 1 } }
+        await Harness.waitUntil("the third job") { ran.withLock { $0 } == 3 }
+        try await Task.sleep(for: .milliseconds(300))
+        let afterJob = Self.switches(of: name)
+        let jobWakes = afterJob.keys.reduce(0) { $0 + afterJob[$1]! - afterDeadline[$1, default: 0] }
+        #expect(jobWakes == 1, "wake-ups for one job: \(afterDeadline) → \(afterJob)")
+
+        // A chain of jobs, each pushed by the one before (as a task resumes
+        // another): the thread that runs one takes the next, no other wakes.
+        @Sendable func chain(_ left: Int) {
+            ran.withLock { $0 += 1 }
+            if left > 0 { pool.push { chain(left - 1) } }
+        }
+        pool.push { chain(9) }
+        await Harness.waitUntil("the chain of ten") { ran.withLock { $0 } == 13 }
+        try await Task.sleep(for: .milliseconds(300))
+        let afterChain = Self.switches(of: name)
+        let chainWakes = afterChain.keys.reduce(0) { $0 + afterChain[$1]! - afterJob[$1, default: 0] }
+        #expect(chainWakes == 1, "wake-ups for a chain of ten jobs: \(afterJob) → \(afterChain)")
+    }
+
+    @Test func durationsBecomeWholeNanosecondsRoundedUp() {
+        #expect(QuietExecutor.nanoseconds(.zero) == 0)
+        #expect(QuietExecutor.nanoseconds(.nanoseconds(1)) == 1)
+        #expect(QuietExecutor.nanoseconds(.milliseconds(1500)) == 1_500_000_000)
+        #expect(QuietExecutor.nanoseconds(Duration(secondsComponent: 0, attosecondsComponent: 1)) == 1)
+        #expect(QuietExecutor.nanoseconds(.milliseconds(-5)) == 0)
+        #expect(QuietExecutor.nanoseconds(.seconds(Int64.max)) == Int64.max)
+    }
+
+    /// Voluntary context switches of this process's threads named `name`, by thread id.
+    static func switches(of name: String) -> [String: Int] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        var result: [String: Int] = [:]
+        for task in tasks {
+            let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            guard comm.trimmingCharacters(in: .newlines) == String(name.prefix(15)) else { continue }
+            let status = (try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)) ?? ""
+            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+                result[task] = Int(line.split(separator: "\t").last ?? "")
+            }
+        }
+        return result
+    }
+}
+
+/// A value behind a lock that closures can share (a `Mutex` itself cannot be captured by a task).
+private final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<T>(_ body: (inout sending Value) -> sending T) -> T { mutex.withLock(body) }
+}
+
+private actor Tally {
+    var seen: [Int: Int] = [:]
+    func add(_ index: Int) { seen[index, default: 0] += 1 }
+}
