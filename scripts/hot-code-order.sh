@@ -22,9 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=Sources/lifeline-daemon/link/hot-code.order
 [ "$(id -u)" = 0 ] || { echo "hot-code-order: needs root (a loop device, network namespaces)" >&2; exit 1; }
-for product in lifeline lifeline-cli lifeline-daemon; do
-    swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product "$product"
-done
+make -s release
 
 work=$(mktemp -d)
 loop=
