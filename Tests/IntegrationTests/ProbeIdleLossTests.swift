@@ -30,15 +30,6 @@ import Testing
         """
     }
 
-    func startDaemon(_ lab: ProbeLab, config: String) throws -> DaemonFixture {
-        let direct = ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "", "HTTPS_PROXY": "", "ALL_PROXY": ""]
-        let fixture = try DaemonFixture(extraEnvironment: direct)
-        try fixture.writeConfig(config)
-        fixture.commandPrefix = ["ip", "netns", "exec", lab.namespace]
-        try fixture.start()
-        return fixture
-    }
-
     /// The worst moment: the upstream goes silent just after a probe got its
     /// answer, so the next probe is a whole interval away. Interval, two
     /// probes that each give up on a connection that does not come up
@@ -48,7 +39,7 @@ import Testing
         guard Harness.available(ProbeTests.requirement) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
-        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
+        let fixture = try ProbeTests().startDaemon(lab, config: Self.config(url: lab.checkURL))
         #expect(await Harness.waitUntil(timeout: .seconds(10), "the first probe at the server") { !lab.requests(.ok).isEmpty })
         try await blackholeIsLimitedWithin35Seconds(lab, fixture)
         #expect(fixture.loggedStates() == ["online", "limited"])
@@ -86,7 +77,7 @@ import Testing
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         // A probe every 2 s: about twenty rounds in the run.
-        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "2s"))
+        let fixture = try ProbeTests().startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "2s"))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
         try lab.lossy(percent: 20)
         let before = lab.requests(.ok).count
@@ -104,7 +95,7 @@ import Testing
         guard Harness.available(ProbeTests.requirement) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.late)
-        let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "2s"))
+        let fixture = try ProbeTests().startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "2s"))
         #expect(await fixture.waitForState("online", timeout: .seconds(15)))
         try await Task.sleep(for: .seconds(16))  // the fixed run: three probes or more after the first
         #expect(fixture.loggedStates() == ["online"], "\(fixture.loggedStates())")
