@@ -155,7 +155,11 @@ while True:
 " 2>/dev/null &
     traffic=$!
     pids+=("$traffic")
-    sleep 3  # the user's traffic has been flowing (and answered) for a while
+    # The user's traffic has been flowing (and answered) for a while: longer than
+    # the counter watcher's longest sleep (the probe interval, 30 s), which it
+    # only shortens to a second once it sees packets leave. Traffic that starts
+    # at the moment of the loss is found as on an idle machine, by the next probe.
+    sleep "${GNM_TRAFFIC_LEAD:-32}"
 }
 traffic_stop() { kill "$traffic"; wait "$traffic" 2>/dev/null || true; }
 veth_churn() {
