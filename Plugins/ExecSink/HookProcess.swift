@@ -55,6 +55,7 @@ final class HookProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 2)
+        CleanSpawn.closeOtherDescriptors(&actions)
 
         // A group of its own: the timeout stops the hook and whatever it started.
         var attributes = CleanSpawn.attributes(newProcessGroup: true)

@@ -95,9 +95,7 @@ enum SpawnedCommand {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, output, 1)
         posix_spawn_file_actions_adddup2(&actions, errors, 2)
-        // Whatever the daemon holds open without close-on-exec (a library's
-        // descriptor) stays with the daemon.
-        _ = closeFrom.map { $0(&actions, 3) }
+        CleanSpawn.closeOtherDescriptors(&actions)
         var attributes = CleanSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
 
@@ -112,13 +110,6 @@ enum SpawnedCommand {
         let rc = posix_spawnp(&pid, program, &actions, &attributes, cArguments, cEnvironment)
         return rc == 0 ? .success(pid) : .failure(rc)
     }
-
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which
-    /// its header declares only for `_GNU_SOURCE`; nil on an older libc.
-    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
 
     /// The daemon's environment without `TMUX` and `TMUX_PANE`.
     private static func environment() -> [String] {

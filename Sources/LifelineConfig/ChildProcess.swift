@@ -152,7 +152,7 @@ package enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, stdin, 0)
         posix_spawn_file_actions_adddup2(&actions, stdout, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        // Every other descriptor the daemon opens is close-on-exec.
+        CleanSpawn.closeOtherDescriptors(&actions)
 
         var attributes = CleanSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }

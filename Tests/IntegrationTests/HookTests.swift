@@ -102,6 +102,26 @@ import Testing
         #expect(Self.lines(f, "10-a.env.1").contains("LIFELINE_REASON=cable pulled"))
     }
 
+    @Test func aHookHasOnlyItsOwnThreeDescriptorsNotWhatTheDaemonInherited() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        try Self.hook(f, "10-descriptors", "ls /proc/self/fd > \"\(f.root.path)/descriptors.$LIFELINE_SEQUENCE\"")
+        // Open without close-on-exec while the daemon starts, as a login shell or a
+        // session manager may leave one: the daemon inherits it.
+        let inherited = open("/dev/null", O_RDONLY)
+        try #require(inherited > 3)
+        do {
+            defer { close(inherited) }
+            try Self.start(f, net, timeout: "5s")
+        }
+        try net.say("offline", interface: "eth0", reason: "cable pulled")
+        await Harness.waitUntil("the hook ran") { !Self.lines(f, "descriptors.1").isEmpty }
+        await f.stop()
+        // 0, 1 and 2 from the daemon; 3 is `ls` reading the folder.
+        #expect(Self.lines(f, "descriptors.1") == ["0", "1", "2", "3"],
+                "the daemon inherited descriptor \(inherited); the hook had: \(Self.lines(f, "descriptors.1"))")
+    }
+
     @Test func aHookWritableByOthersAndOneOwnedByAnotherUserAreRefusedAndNamedInTheLog() async throws {
         guard Harness.available(.root) else { return }
         let f = try DaemonFixture()
