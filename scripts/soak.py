@@ -44,7 +44,7 @@ warmup = min(120.0, total * 0.2)
 checkpoint_every = max(30.0, min(120.0, total / 6))
 tmux_socket = os.path.join(work, "tmux", "tmux-0", "soak")
 state_file = os.path.join(work, "run", "lifeline", "state.json")
-log_path = os.path.join(work, "state", "events.jsonl")
+log_path = os.path.join(work, "state", "lifeline", "events.jsonl")  # the log sink's default under XDG_STATE_HOME
 feed_path = os.path.join(work, "feed.jsonl")
 nft_table = "lifeline_soak_" + args.tag
 

@@ -91,48 +91,16 @@ chmod 700 "$work/tmux/tmux-0"
 chmod 700 "$work/run"
 export TMUX_TMPDIR=$work/tmux
 : > "$work/feed.jsonl"
-# The embedded defaults (`lifeline config show`) with the check URL in the lab,
-# and an exec monitor whose lines the driver writes.
+# The embedded defaults (`lifeline config show`, no config file yet) with the
+# check URL in the lab, and an exec monitor whose lines the driver writes.
+defaults=$(XDG_CONFIG_HOME=$work/config "$bin" config show | sed "s|^url = \"http://nmcheck.gnome.org/|url = \"http://$gw:8080/|")
+grep -q "^url = \"http://$gw:8080/" <<<"$defaults" || { echo "soak: the defaults name no probe URL to move into the lab" >&2; exit 2; }
 cat > "$work/config/lifeline/config.toml" <<TOML
-[debounce]
-down = "2s"
-up = "1s"
-
-[[monitor]]
-kind = "netlink"
-
-[[monitor]]
-kind = "probe"
-url = "http://$gw:8080/check_network_status.txt"
-
-[[monitor]]
-kind = "networkmanager"
-
-[[monitor]]
-kind = "logind"
+$defaults
 
 [[monitor]]
 kind = "exec"
 command = ["tail", "-n", "0", "-F", "$work/feed.jsonl"]
-
-[[sink]]
-kind = "log"
-path = "$work/state/events.jsonl"
-
-[[sink]]
-kind = "dbus"
-
-[[sink]]
-kind = "libnotify"
-
-[[sink]]
-kind = "tmux"
-
-[[sink]]
-kind = "exec"
-
-[[sink]]
-kind = "tray"
 TOML
 
 # In the background, so that a signal to this script runs the cleanup at once
