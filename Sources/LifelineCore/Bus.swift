@@ -194,16 +194,12 @@ public final class Bus: BusControl, Sendable {
     /// Whether a monitor that measures reachability on demand has yet to speak on this path.
     private static func awaitingReachability(_ s: State) -> Bool {
         guard s.remeasures.contains(true) else { return false }
-        return !s.inputs.contains { input in
-            guard let o = input?.observation else { return false }
-            return o.role == .reachability && o.state != .unknown
-        }
+        return !s.inputs.contains { $0?.observation.role == .reachability && $0?.observation.state != .unknown }
     }
 
     private func decideAndApply(_ s: inout State) {
-        let inputs = s.inputs.lazy.compactMap { $0 }
         let now = time.now()
-        if let verdict = Decision.decide(inputs, awaitingReachability: Self.awaitingReachability(s)) {
+        if let verdict = Decision.decide(slots: s.inputs, awaitingReachability: Self.awaitingReachability(s)) {
             s.verdict = verdict
             apply(s.debouncer.observe(verdict, at: now), to: &s)
         } else {

@@ -141,26 +141,27 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
 
     private mutating func observeTrouble(_ verdict: Verdict, at now: Instant) -> Output {
         candidate = nil
-        var t = trouble ?? Trouble(start: now, degradedSince: now, newestDegraded: verdict)
+        if trouble == nil { trouble = Trouble(start: now, degradedSince: now, newestDegraded: verdict) }
+        // Updated in place: a copy of the trouble (two verdicts) costs more than the
+        // rest of an observation, and a flapping link sends one after another.
         if verdict.state.isDegraded {
-            if t.backSince != nil {
-                t.backSince = nil
-                t.degradedSince = now
+            if trouble!.backSince != nil {
+                trouble!.backSince = nil
+                trouble!.degradedSince = now
             }
-            t.newestDegraded = verdict
+            trouble!.newestDegraded = verdict
         } else {
-            if let since = t.degradedSince {
-                t.degradedBefore += since.duration(to: now)
-                t.degradedSince = nil
-                t.backSince = now
+            if let since = trouble!.degradedSince {
+                trouble!.degradedBefore += since.duration(to: now)
+                trouble!.degradedSince = nil
+                trouble!.backSince = now
             }
-            if let o = t.newestOnline, o.verdict.key == verdict.key {
-                t.newestOnline = (verdict, o.since)
+            if let since = trouble!.newestOnline?.since, trouble!.newestOnline?.verdict.key == verdict.key {
+                trouble!.newestOnline = (verdict, since)
             } else {
-                t.newestOnline = (verdict, now)
+                trouble!.newestOnline = (verdict, now)
             }
         }
-        trouble = t
         return tick(at: now)
     }
 

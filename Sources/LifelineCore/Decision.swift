@@ -36,49 +36,60 @@ public enum Decision {
     }
 
     public static func decide<S: Sequence<Input>>(_ inputs: S, awaitingReachability: Bool = false) -> Verdict? {
-        var newestLink: Input?
-        var newestUsableLink: Input?
-        var newestReach: Input?
+        decide(slots: inputs.map(Optional.some), awaitingReachability: awaitingReachability)
+    }
+
+    /// `decide` over the bus's slots (nil: a monitor that has not spoken yet).
+    /// It remembers where the newest of each kind is, not a copy of it: the bus
+    /// decides on every observation, and copying observations (strings and all)
+    /// as newer ones turn up cost more than the decision itself.
+    public static func decide(slots: [Input?], awaitingReachability: Bool = false) -> Verdict? {
+        var newestLink: Int?
+        var newestUsableLink: Int?
+        var newestReach: Int?
         var newestMetered: (value: Bool, stamp: UInt64)?
-        var newestNamed: Input?
-        for input in inputs {
+        var newestNamed: Int?
+        func isNewest(_ stamp: UInt64, than best: Int?) -> Bool {
+            guard let best, let bestStamp = slots[best]?.stamp else { return true }
+            return stamp > bestStamp
+        }
+        for i in slots.indices {
+            guard let input = slots[i] else { continue }
             let o = input.observation
             if let m = o.metered, newestMetered.map({ input.stamp > $0.stamp }) ?? true {
                 newestMetered = (m, input.stamp)
             }
-            if !o.connection.isEmpty, newestNamed.map({ input.stamp > $0.stamp }) ?? true { newestNamed = input }
+            if !o.connection.isEmpty, isNewest(input.stamp, than: newestNamed) { newestNamed = i }
             switch o.role {
             case .link:
                 guard o.state != .unknown else { continue }
-                if newestLink.map({ input.stamp > $0.stamp }) ?? true { newestLink = input }
-                if o.state != .offline, newestUsableLink.map({ input.stamp > $0.stamp }) ?? true {
-                    newestUsableLink = input
-                }
+                if isNewest(input.stamp, than: newestLink) { newestLink = i }
+                if o.state != .offline, isNewest(input.stamp, than: newestUsableLink) { newestUsableLink = i }
             case .reachability:
                 guard o.state != .unknown else { continue }
-                if newestReach.map({ input.stamp > $0.stamp }) ?? true { newestReach = input }
+                if isNewest(input.stamp, than: newestReach) { newestReach = i }
             }
         }
+        func observation(_ index: Int?) -> Observation? { index.flatMap { slots[$0]?.observation } }
 
         let metered = newestMetered?.value
-        if let link = newestLink, newestUsableLink == nil {
-            return verdict(from: link.observation, state: .offline, metered: metered)
+        if let link = observation(newestLink), newestUsableLink == nil {
+            return verdict(from: link, state: .offline, metered: metered)
         }
-        if let reach = newestReach {
+        if let reach = observation(newestReach) {
             // A third-party monitor may not know the interface; the link monitor does.
-            var v = verdict(from: reach.observation, state: reach.observation.state, metered: metered)
-            if let link = newestUsableLink?.observation {
+            var v = verdict(from: reach, state: reach.state, metered: metered)
+            if let link = observation(newestUsableLink) {
                 if v.interface.isEmpty { v.interface = link.interface }
                 if v.kind == .none { v.kind = link.kind }
             }
-            return named(v, by: newestNamed?.observation)
+            return named(v, by: observation(newestNamed))
         }
         if newestUsableLink != nil, awaitingReachability { return nil }
-        if let link = newestUsableLink {
+        if let link = observation(newestUsableLink) {
             // netlink says `online` for "a usable route"; a third-party link monitor
             // may know more (an exec monitor reporting `portal`), so take its word.
-            return named(verdict(from: link.observation, state: link.observation.state, metered: metered),
-                         by: newestNamed?.observation)
+            return named(verdict(from: link, state: link.state, metered: metered), by: observation(newestNamed))
         }
         return nil
     }

@@ -9,18 +9,27 @@ import LifelineCore
 enum Throughput {
     static func run(_ args: [String]) async throws {
         let count = args.first.flatMap(Int.init) ?? 2_000_000
+        // A second argument picks the mixes whose name contains it ("flapping"), to
+        // profile one at a time.
+        let only = args.dropFirst().first
         print("observations: \(count) per run, 4 sinks, best of 3")
-        try await measure("every change published", count: count, debounce: DebounceSettings(down: .zero, up: .zero)) { n in
-            Observation(role: .reachability, state: n % 2 == 0 ? .online : .limited, interface: "eth0", reason: "bench")
-        }
-        try await measure("steady with attribute churn", count: count, debounce: DebounceSettings()) { n in
-            Observation(role: .reachability, state: .online, interface: "eth0", reason: "bench", rttMs: Double(n % 100))
-        }
-        try await measure("flapping inside the debounce window", count: count, debounce: DebounceSettings()) { n in
-            Observation(role: n % 3 == 0 ? .link : .reachability, state: n % 2 == 0 ? .online : .offline,
-                        interface: "eth0", reason: "bench")
+        for mix in mixes where only.map({ mix.label.contains($0) }) ?? true {
+            try await measure(mix.label, count: count, debounce: mix.debounce, mix.make)
         }
     }
+
+    static let mixes: [(label: String, debounce: DebounceSettings, make: @Sendable (Int) -> Observation)] = [
+        ("every change published", DebounceSettings(down: .zero, up: .zero), { n in
+            Observation(role: .reachability, state: n % 2 == 0 ? .online : .limited, interface: "eth0", reason: "bench")
+        }),
+        ("steady with attribute churn", DebounceSettings(), { n in
+            Observation(role: .reachability, state: .online, interface: "eth0", reason: "bench", rttMs: Double(n % 100))
+        }),
+        ("flapping inside the debounce window", DebounceSettings(), { n in
+            Observation(role: n % 3 == 0 ? .link : .reachability, state: n % 2 == 0 ? .online : .offline,
+                        interface: "eth0", reason: "bench")
+        }),
+    ]
 
     static func measure(
         _ label: String, count: Int, debounce: DebounceSettings, _ make: (Int) -> Observation
