@@ -7,9 +7,10 @@ RELEASE_FLAGS += -Xlinker -z -Xlinker now
 # No $ORIGIN run path: the binaries load no library of their own, and glibc refuses
 # to start a static PIE (the front `lifeline`) that carries one.
 RELEASE_FLAGS += --disable-local-rpath
-# Libraries the daemon links (pkg-config names them to SwiftPM). libcurl's GnuTLS
-# flavour, as NetworkManager links: GnuTLS is loaded anyway (librtmp), OpenSSL's libssl
-# then is not; apt replaces libcurl4-openssl-dev, which conflicts with it.
+# Libraries the daemon links (pkg-config names them to SwiftPM), and libcurl's header
+# only: the probe loads libcurl when it first needs it (Sources/CCurl). libcurl's GnuTLS
+# flavour, as NetworkManager links: GnuTLS comes with libcurl's dependencies anyway
+# (librtmp), OpenSSL's libssl then does not; apt replaces libcurl4-openssl-dev, which conflicts with it.
 BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-gnutls-dev libnotify-dev
 # The tray icon's menu.
 BUILD_PACKAGES += libdbusmenu-glib-dev
