@@ -20,6 +20,8 @@ TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin l
                 mount passwd util-linux strace python3-dbusmock
 # The prometheus sink's file is read back with Prometheus' own parser.
 TEST_PACKAGES += python3-prometheus-client
+# libcurl's OpenSSL flavour: the probe loads it when libcurl-gnutls.so.4 is missing.
+TEST_PACKAGES += libcurl4
 # The diagnosis tests answer DNS with dnsmasq.
 TEST_PACKAGES += dnsmasq-base
 # What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.

@@ -21,9 +21,10 @@ import Testing
         return Array(Set(files)).sorted()
     }
 
-    /// Runs a command in the lab's namespace with every libcurl file hidden.
-    static func withoutLibcurl(_ lab: ProbeLab) throws -> [String] {
-        let files = try curlFiles()
+    /// Runs a command in the lab's namespace with every libcurl file hidden (or those
+    /// whose path contains `only`).
+    static func withoutLibcurl(_ lab: ProbeLab, only: String? = nil) throws -> [String] {
+        let files = try curlFiles().filter { path in only.map { path.contains($0) } ?? true }
         #expect(files.contains { $0.contains("libcurl-gnutls.so.4") }, "ldconfig -p lists no libcurl-gnutls.so.4: \(files)")
         let mounts = files.map { "mount --bind /dev/null '\($0)'" }.joined(separator: " && ")
         return ["ip", "netns", "exec", lab.namespace, "unshare", "--mount", "--propagation", "private",
@@ -58,5 +59,29 @@ import Testing
         #expect(http.hasPrefix("  ✗") && http.contains("cannot load libcurl (apt install libcurl3-gnutls): ")
                 && http.contains("libcurl-gnutls.so.4"), "[\(http)] \(diagnosis)")
         #expect(diagnosis.stdout.contains("  ✓  TCP ") && diagnosis.status == 1, "\(diagnosis)")
+    }
+
+    /// Without the GnuTLS flavour, libcurl.so.4 (the same ABI, built with OpenSSL)
+    /// serves the probe instead.
+    @Test func theOpenSSLFlavourStandsIn() async throws {
+        guard Harness.available(TLSCheckServer.requirement), Harness.available(Self.requirement) else { return }
+        let files = try Self.curlFiles()
+        guard files.contains(where: { $0.contains("/libcurl.so.4") }) else {
+            if Harness.integrationRequired { Issue.record("ldconfig -p lists no libcurl.so.4 (package libcurl4): \(files)") }
+            return
+        }
+        let lab = try ProbeLab()
+        let server = try await TLSCheckServer(lab: lab)
+        let fixture = try DaemonFixture(extraEnvironment: ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "",
+                                                           "HTTPS_PROXY": "", "ALL_PROXY": ""])
+        try fixture.writeConfig(ProbeTests.config(url: server.url))
+        fixture.commandPrefix = try Self.withoutLibcurl(lab, only: "libcurl-gnutls.so.4")
+        try fixture.start()
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)), "\(fixture.daemonLog)")
+        let pid = try #require(fixture.process?.pid)
+        let maps = try Harness.run(["cat", "/proc/\(pid)/maps"]).stdout
+        #expect(maps.contains("/libcurl.so.4") && maps.contains("/libssl.so"), "the maps name no OpenSSL libcurl: \(maps.count) bytes")
+        #expect(server.requests.hasPrefix("GET /check_network_status.txt"), "the server read over TLS: \(server.requests)")
+        #expect(await fixture.stop() == 0)
     }
 }
