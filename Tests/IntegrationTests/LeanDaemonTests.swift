@@ -97,6 +97,9 @@ import Testing
         let pid = try #require(fixture.process?.pid)
         let maps = try Harness.run(["cat", "/proc/\(pid)/maps"]).stdout
         #expect(maps.contains("/libcurl-gnutls.so"), "no libcurl-gnutls in the maps after an https probe: \(maps.count) bytes")
+        // libcurl's GnuTLS flavour first: a second TLS library (OpenSSL's libssl,
+        // 0.3 MB resident) would only add to GnuTLS, which comes with libcurl anyway.
+        #expect(!maps.contains("/libssl.so") && !maps.contains("/libcurl.so"), "the daemon maps OpenSSL's libcurl or libssl")
         #expect(server.requests.hasPrefix("GET /check_network_status.txt"), "the server read over TLS: \(server.requests)")
         #expect(await fixture.stop() == 0)
     }
