@@ -7,9 +7,10 @@ RELEASE_FLAGS += -Xlinker -z -Xlinker now
 # No $ORIGIN run path: the binaries load no library of their own, and glibc refuses
 # to start a static PIE (the front `lifeline`) that carries one.
 RELEASE_FLAGS += --disable-local-rpath
-# Libraries the daemon links (pkg-config names them to SwiftPM). libcurl's GnuTLS
-# flavour, as NetworkManager links: GnuTLS is loaded anyway (librtmp), OpenSSL's libssl
-# then is not; apt replaces libcurl4-openssl-dev, which conflicts with it.
+# Libraries the daemon links (pkg-config names them to SwiftPM), and libcurl's header
+# only: the probe loads libcurl when it first needs it (Sources/CCurl). libcurl's GnuTLS
+# flavour, as NetworkManager links: GnuTLS comes with libcurl's dependencies anyway
+# (librtmp), OpenSSL's libssl then does not; apt replaces libcurl4-openssl-dev, which conflicts with it.
 BUILD_PACKAGES = pkg-config libdbus-1-dev libglib2.0-dev libcurl4-gnutls-dev libnotify-dev
 # The tray icon's menu.
 BUILD_PACKAGES += libdbusmenu-glib-dev
@@ -19,6 +20,8 @@ TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin l
                 mount passwd util-linux strace python3-dbusmock
 # The prometheus sink's file is read back with Prometheus' own parser.
 TEST_PACKAGES += python3-prometheus-client
+# libcurl's OpenSSL flavour: the probe loads it when libcurl-gnutls.so.4 is missing.
+TEST_PACKAGES += libcurl4
 # The diagnosis tests answer DNS with dnsmasq.
 TEST_PACKAGES += dnsmasq-base
 # What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.

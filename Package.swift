@@ -113,7 +113,8 @@ let package = Package(
             ]
         ),
         .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-gnutls-dev"])]),
+        // libcurl's header (libcurl4-gnutls-dev) and the loader that opens the library when a probe first needs it.
+        .target(name: "CCurl"),
         .executableTarget(
             name: "lifeline-bench",
             dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus", "LifelineConfig"]

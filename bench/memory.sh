@@ -11,6 +11,9 @@
 #     and per kind of anonymous mapping, largest first (MEMORY_TOP rows, default 25).
 # Goal: VmRSS ≤ 16 MB.
 #
+# MEMORY_NO_PROBE=1 leaves the probe out of the defaults; MEMORY_HTTPS=1 points it at
+# an HTTPS check server in the lab instead (a certificate only the lab's namespace trusts).
+#
 # MEMORY_CODE=1 also prints the executable's resident code per origin (Swift
 # standard library, runtime, each module: bench/lib/resident-code.py);
 # MEMORY_CODE_SYMBOLS=FILE writes the names of the functions on those pages
@@ -50,6 +53,7 @@ cleanup() {
     [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null || true
     ip netns del "$client" 2>/dev/null || true
     ip netns del "$upstream" 2>/dev/null || true
+    rm -rf "/etc/netns/$client"
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -66,6 +70,25 @@ tmux -L bench new-session -d -x 80 -y 10 "sleep infinity"
 # The embedded defaults (`lifeline config show`), with the check URL in the lab.
 mkdir -p "$work/config" "$work/run" "$work/state"
 lab_default_config "$gw" > "$work/config/config.toml"
+# MEMORY_NO_PROBE=1: the same without the probe's table (each table is a paragraph), a daemon
+# that never needs libcurl.
+if [ -n "${MEMORY_HTTPS:-}" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -keyout "$work/check.key" -out "$work/check.pem" \
+        -subj "/CN=$gw" -addext "subjectAltName=IP:$gw" -addext basicConstraints=critical,CA:FALSE 2>/dev/null
+    # `ip netns exec` mounts /etc/netns/NAME/ssl over /etc/ssl: the daemon trusts this certificate alone.
+    mkdir -p "/etc/netns/$client/ssl/certs"
+    cp "$work/check.pem" "/etc/netns/$client/ssl/certs/ca-certificates.crt"
+    cp "$work/check.pem" "/etc/netns/$client/ssl/certs/$(openssl x509 -hash -noout -in "$work/check.pem").0"
+    ip netns exec "$upstream" python3 Tests/IntegrationTests/Resources/tls_check_server.py \
+        "$work/check.pem" "$work/check.key" "$gw" 8443 "$work/tls-requests.log" > "$work/tls.out" &
+    pids+=($!)
+    for _ in $(seq 500); do grep -q ready "$work/tls.out" 2>/dev/null && break; sleep 0.01; done
+    sed -i "s|^url = \"http://$gw:8080/|url = \"https://$gw:8443/|" "$work/config/config.toml"
+fi
+if [ -n "${MEMORY_NO_PROBE:-}" ]; then
+    awk -v RS= -v ORS='\n\n' '!/\nkind = "probe"\n/' "$work/config/config.toml" > "$work/config/no-probe.toml"
+    mv "$work/config/no-probe.toml" "$work/config/config.toml"
+fi
 sync  # the freshly linked binaries' pages start clean
 if [ "$cache" = cold ]; then
     # Drops the file's cached pages that no process maps (dd's nocache: POSIX_FADV_DONTNEED).

@@ -82,22 +82,24 @@ final class CurlEasy {
     private var headerList: UnsafeMutablePointer<curl_slist>?
 
     /// libcurl wants its global set-up once, before any thread uses it.
-    private static let globalInit: CURLcode = curl_global_init(LIFELINE_CURL_GLOBAL_DEFAULT)
+    private static let globalInit: CURLcode = lifeline_curl_global_init(LIFELINE_CURL_GLOBAL_DEFAULT)
 
     struct SetupError: Error, CustomStringConvertible {
         var description: String
     }
 
     init() throws {
+        // libcurl is loaded the first time a probe needs it.
+        try CurlLibrary.load()
         let code = Self.globalInit
-        guard code == CURLE_OK else { throw SetupError(description: "curl_global_init failed: \(String(cString: curl_easy_strerror(code)))") }
-        guard let h = curl_easy_init() else { throw SetupError(description: "curl_easy_init failed") }
+        guard code == CURLE_OK else { throw SetupError(description: "curl_global_init failed: \(String(cString: lifeline_curl_easy_strerror(code)))") }
+        guard let h = lifeline_curl_easy_init() else { throw SetupError(description: "curl_easy_init failed") }
         handle = h
     }
 
     deinit {
-        curl_easy_cleanup(handle)
-        if let headerList { curl_slist_free_all(headerList) }
+        lifeline_curl_easy_cleanup(handle)
+        if let headerList { lifeline_curl_slist_free_all(headerList) }
     }
 
     /// Performs `request` on the calling thread (it blocks for up to the timeout).
@@ -142,7 +144,7 @@ final class CurlEasy {
             ]
             // A caching proxy must not answer from its cache.
             if headerList == nil {
-                headerList = curl_slist_append(nil, "Cache-Control: no-cache")
+                headerList = lifeline_curl_slist_append(nil, "Cache-Control: no-cache")
             }
             setup.append(lifeline_curl_set_slist(handle, CURLOPT_HTTPHEADER, headerList))
             if !request.interface.isEmpty {
@@ -155,7 +157,7 @@ final class CurlEasy {
         let message = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 
         if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && sink.truncated) {
-            let text = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            let text = message.isEmpty ? String(cString: lifeline_curl_easy_strerror(code)) : message
             return .failure(CurlError(url: request.url, code: Int(code.rawValue), kind: kind(of: code, cancelled: sink.wasCancelled),
                                       message: text, stage: stage(https: request.url.lowercased().hasPrefix("https:"))))
         }
@@ -178,25 +180,25 @@ final class CurlEasy {
     /// (`curl_multi_poll`) is what `CancelFlag.set` interrupts with
     /// `curl_multi_wakeup`.
     private func performWakeably(cancelled: CancelFlag, sink: TransferSink) -> CURLcode {
-        guard let multi = curl_multi_init() else { return CURLE_OUT_OF_MEMORY }
-        defer { curl_multi_cleanup(multi) }
-        guard curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_FAILED_INIT }
-        defer { curl_multi_remove_handle(multi, handle) }
+        guard let multi = lifeline_curl_multi_init() else { return CURLE_OUT_OF_MEMORY }
+        defer { lifeline_curl_multi_cleanup(multi) }
+        guard lifeline_curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_FAILED_INIT }
+        defer { lifeline_curl_multi_remove_handle(multi, handle) }
         cancelled.attach(multi)
         defer { cancelled.detach() }
         var running: Int32 = 1
         while true {
-            guard curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
+            guard lifeline_curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
             if running == 0 { break }
             if cancelled.isSet {
                 sink.wasCancelled = true
                 return CURLE_ABORTED_BY_CALLBACK
             }
             // libcurl's own timers (the transfer's timeout) cut the wait short.
-            guard curl_multi_poll(multi, nil, 0, 1000, nil) == CURLM_OK else { return CURLE_FAILED_INIT }
+            guard lifeline_curl_multi_poll(multi, nil, 0, 1000, nil) == CURLM_OK else { return CURLE_FAILED_INIT }
         }
         var left: Int32 = 0
-        while let message = curl_multi_info_read(multi, &left) {
+        while let message = lifeline_curl_multi_info_read(multi, &left) {
             if message.pointee.msg == CURLMSG_DONE { return message.pointee.data.result }
         }
         return CURLE_FAILED_INIT
@@ -261,7 +263,7 @@ final class CancelFlag: Sendable {
     func set() {
         multi.withLock { multi in
             flag.store(true, ordering: .relaxed)
-            if let multi { _ = curl_multi_wakeup(multi.pointer) }
+            if let multi { _ = lifeline_curl_multi_wakeup(multi.pointer) }
         }
     }
 

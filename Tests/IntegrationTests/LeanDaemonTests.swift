@@ -12,6 +12,8 @@ import Testing
     /// (`icudt…`) and toml++'s namespace (`toml::`, mangled `_ZN4toml`) in a static one.
     static let foreignLibraries = ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"]
     static let foreignSymbolPrefixes = ["$s10Foundation", "$s30FoundationInternationalization", "$s7TOMLKit", "icudt", "_ZN4toml"]
+    /// libcurl (either flavour) and TLS libraries that nothing else in the daemon loads.
+    static let curlOnlyLibraries = ["/libcurl-gnutls.so", "/libcurl.so", "/libgnutls.so", "/libssl.so", "/libssh2.so"]
 
     @Test func theDaemonIsTheLeanProgramAndRunsAFileWithEverySection() async throws {
         guard Harness.available(.tools(["nm"])) else { return }
@@ -48,10 +50,10 @@ import Testing
         let mapped = Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
         let foreignMapped = mapped.filter { path in Self.foreignLibraries.contains { path.hasSuffix("/" + $0) } }
         #expect(foreignMapped.isEmpty, "the daemon maps \(foreignMapped.sorted())")
-        // libcurl's GnuTLS flavour: GnuTLS comes with libcurl's dependencies anyway, and a
-        // second TLS library (OpenSSL's libssl, 0.3 MB resident) would only add to the daemon.
-        let tls = mapped.filter { $0.contains("/libssl.so") || $0.contains("/libcurl.so") }
-        #expect(tls.isEmpty && mapped.contains { $0.contains("/libcurl-gnutls.so") }, "the daemon maps \(tls.sorted()) instead of libcurl-gnutls")
+        // No probe here: libcurl is loaded by the first transfer that needs one, so this
+        // daemon maps neither it nor the TLS libraries only it brings.
+        let curl = mapped.filter { path in Self.curlOnlyLibraries.contains { path.contains($0) } }
+        #expect(curl.isEmpty, "the daemon maps \(curl.sorted()) without a probe")
 
         let symbols = try Harness.run(["nm", "--defined-only", executable])
         #expect(symbols.status == 0, "nm: \(symbols.stderr)")
@@ -59,6 +61,47 @@ import Testing
         let foreign = names.filter { name in Self.foreignSymbolPrefixes.contains { name.hasPrefix($0) } }
         #expect(foreign.isEmpty, "the daemon defines \(foreign.count) Foundation or TOMLKit symbols, e.g. \(foreign.prefix(3))")
         #expect(names.count > 1000, "nm listed only \(names.count) symbols: nothing to check")
+    }
+
+    /// libcurl is loaded when a probe first needs it, not at start: neither program
+    /// names it among the libraries ld.so loads (the debug build, and the release
+    /// build when there is one).
+    @Test func theProgramsDoNotLinkLibcurl() throws {
+        guard Harness.available(.tools(["readelf"])) else { return }
+        let debug = URL(fileURLWithPath: Harness.binary).deletingLastPathComponent()
+        let release = PackagingTests.repo.appendingPathComponent(".build/release")
+        var checked: [String] = []
+        for folder in [debug, release] {
+            for program in ["lifeline-daemon", "lifeline-cli"] {
+                let path = folder.appendingPathComponent(program).path
+                guard FileManager.default.isExecutableFile(atPath: path) else { continue }
+                let dynamic = try Harness.run(["readelf", "--dynamic", path])
+                #expect(dynamic.status == 0, "readelf \(path): \(dynamic.stderr)")
+                let needed = dynamic.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+                #expect(needed.contains { $0.contains("[libc.so") }, "\(path): readelf listed no libc: \(needed)")
+                let curl = needed.filter { $0.contains("libcurl") }
+                #expect(curl.isEmpty, "\(path) needs \(curl)")
+                checked.append(path)
+            }
+        }
+        #expect(checked.count >= 2, "checked only \(checked)")
+    }
+
+    /// An https:// probe loads libcurl with its first transfer and is answered through it.
+    @Test func theFirstHTTPSProbeLoadsLibcurl() async throws {
+        guard Harness.available(TLSCheckServer.requirement) else { return }
+        let lab = try ProbeLab()
+        let server = try await TLSCheckServer(lab: lab)
+        let fixture = try ProbeTests().startDaemon(lab, config: ProbeTests.config(url: server.url))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)), "\(fixture.daemonLog)")
+        let pid = try #require(fixture.process?.pid)
+        let maps = try Harness.run(["cat", "/proc/\(pid)/maps"]).stdout
+        #expect(maps.contains("/libcurl-gnutls.so"), "no libcurl-gnutls in the maps after an https probe: \(maps.count) bytes")
+        // libcurl's GnuTLS flavour first: a second TLS library (OpenSSL's libssl,
+        // 0.3 MB resident) would only add to GnuTLS, which comes with libcurl anyway.
+        #expect(!maps.contains("/libssl.so") && !maps.contains("/libcurl.so"), "the daemon maps OpenSSL's libcurl or libssl")
+        #expect(server.requests.hasPrefix("GET /check_network_status.txt"), "the server read over TLS: \(server.requests)")
+        #expect(await fixture.stop() == 0)
     }
 
     /// The daemon reads only the pages of code that run: its executable and the

@@ -4,7 +4,8 @@
 #
 # The files are laid out by scripts/install.sh (PREFIX=/usr), the same list
 # `make install` uses. `Depends:` comes from dpkg-shlibdeps on the binaries
-# actually built, so a library the code starts or stops linking changes it.
+# actually built, so a library the code starts or stops linking changes it,
+# plus the libraries the daemon opens at run time, which dpkg-shlibdeps cannot see.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p "${1:-.}"
@@ -42,6 +43,9 @@ printf 'Source: lifeline\n\nPackage: lifeline\nArchitecture: any\n' > "$work/deb
 dynamic=("${binaries[@]:1}")
 depends=$(cd "$work" && dpkg-shlibdeps -O "${dynamic[@]#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# The probe loads libcurl-gnutls.so.4 (dlopen) when it first needs it, so no binary
+# names it; 7.87.0 is the first libcurl with every option the probe sets (CURLOPT_QUICK_EXIT).
+depends="$depends, libcurl3-gnutls (>= 7.87.0)"
 
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
 cat > "$root/DEBIAN/control" <<CONTROL
