@@ -22,7 +22,7 @@ struct PlainHTTPProxy: Equatable {
                               noProxy: variable("no_proxy") ?? variable("NO_PROXY"))
     }
 
-    /// Whether a request to `host` (brackets around an IPv6 address) goes through a proxy.
+    /// Whether a request to `host` (an IPv6 address without brackets) goes through a proxy.
     func applies(to host: String) -> Bool {
         guard httpProxy != nil || allProxy != nil else { return false }
         return !Self.noProxyMatches(host, noProxy)
@@ -30,42 +30,20 @@ struct PlainHTTPProxy: Equatable {
 
     /// libcurl's `no_proxy` test: "*" alone matches every host; otherwise a
     /// list of names (a name matches itself and its subdomains, a leading and a
-    /// trailing dot ignored, letters in any case) or, for a host that is an
-    /// address, addresses with an optional "/bits" prefix length. Entries are
-    /// separated by commas; libcurl 7.88 also takes spaces between them.
+    /// trailing dot ignored, letters in any case) or, for an IPv4 host,
+    /// addresses with an optional "/bits" prefix length. An IPv6 host is
+    /// compared as a name: libcurl hands it over without its brackets. Entries
+    /// are separated by commas; libcurl 7.88 also takes spaces between them.
     static func noProxyMatches(_ rawHost: String, _ list: String?) -> Bool {
         guard let list, !list.isEmpty, !rawHost.isEmpty else { return false }
         if list == "*" { return true }
-        enum Kind { case name, ipv4, ipv6 }
-        var kind = Kind.name
         var host = Substring(rawHost)
         var v4 = in_addr()
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            host = host[host.index(after: host.startIndex)..<close]
-            kind = .ipv6
-        } else if inet_pton(AF_INET, String(host), &v4) == 1 {
-            kind = .ipv4
-        } else if host.hasSuffix(".") {
-            host = host.dropLast()
-        }
+        let isIPv4 = inet_pton(AF_INET, rawHost, &v4) == 1
+        if !isIPv4, host.hasSuffix(".") { host = host.dropLast() }
         let hostBytes = Array(host.utf8)
         for entry in list.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
-            switch kind {
-            case .name:
-                var token = Substring(entry)
-                if token.hasSuffix(".") { token = token.dropLast() }
-                if token.hasPrefix(".") { token = token.dropFirst() }
-                let tokenBytes = Array(token.utf8)
-                if tokenBytes.count == hostBytes.count {
-                    if Self.equalIgnoringCase(tokenBytes, hostBytes[...]) { return true }
-                } else if tokenBytes.count < hostBytes.count {
-                    let tailStart = hostBytes.count - tokenBytes.count
-                    if hostBytes[tailStart - 1] == UInt8(ascii: "."), Self.equalIgnoringCase(tokenBytes, hostBytes[tailStart...]) {
-                        return true
-                    }
-                }
-            case .ipv4, .ipv6:
+            if isIPv4 {
                 guard entry.utf8.count < 128 else { continue }
                 var network = Substring(entry)
                 var bits = 0
@@ -73,8 +51,20 @@ struct PlainHTTPProxy: Equatable {
                     network = entry[..<slash]
                     bits = Self.atoi(entry[entry.index(after: slash)...])
                 }
-                let match = kind == .ipv6 ? cidr6(String(host), String(network), bits) : cidr4(String(host), String(network), bits)
-                if match { return true }
+                if cidr4(rawHost, String(network), bits) { return true }
+                continue
+            }
+            var token = Substring(entry)
+            if token.hasSuffix(".") { token = token.dropLast() }
+            if token.hasPrefix(".") { token = token.dropFirst() }
+            let tokenBytes = Array(token.utf8)
+            if tokenBytes.count == hostBytes.count {
+                if Self.equalIgnoringCase(tokenBytes, hostBytes[...]) { return true }
+            } else if tokenBytes.count < hostBytes.count {
+                let tailStart = hostBytes.count - tokenBytes.count
+                if hostBytes[tailStart - 1] == UInt8(ascii: "."), Self.equalIgnoringCase(tokenBytes, hostBytes[tailStart...]) {
+                    return true
+                }
             }
         }
         return false
@@ -90,21 +80,6 @@ struct PlainHTTPProxy: Equatable {
             return (UInt32(bigEndian: a.s_addr) ^ UInt32(bigEndian: n.s_addr)) & mask == 0
         }
         return a.s_addr == n.s_addr
-    }
-
-    /// libcurl's: no prefix length (or 0) compares all 128 bits. Its test of a
-    /// prefix that ends inside a byte is inverted (the entry matches when those
-    /// bits differ); kept, so the probe goes where libcurl would send it.
-    static func cidr6(_ address: String, _ network: String, _ rawBits: Int) -> Bool {
-        let bits = rawBits == 0 ? 128 : rawBits
-        guard bits > 0, bits <= 128 else { return false }
-        var a = in6_addr(), n = in6_addr()
-        guard inet_pton(AF_INET6, address, &a) == 1, inet_pton(AF_INET6, network, &n) == 1 else { return false }
-        let x = withUnsafeBytes(of: a) { Array($0) }, y = withUnsafeBytes(of: n) { Array($0) }
-        let bytes = bits / 8, rest = bits % 8
-        if x.prefix(bytes) != y.prefix(bytes) { return false }
-        if rest != 0 { return (x[bytes] ^ y[bytes]) & (0xFF << (8 - rest)) != 0 }
-        return true
     }
 
     private static func equalIgnoringCase(_ a: [UInt8], _ b: ArraySlice<UInt8>) -> Bool {

@@ -220,6 +220,7 @@ import Testing
         #expect(matches("10.1.2.3", "10.1.2.3"))
         #expect(!matches("10.1.2.3", "10.1.2.0/0"))
         #expect(!matches("10.1.2.3", "10.1.2.0/33"))
+        #expect(matches("fd00::1", "fd00::1") && !matches("fd00::1", "fd00::/8"))
     }
 
     @Test func theEnvironmentIsReadAsLibcurlReadsIt() {
