@@ -334,33 +334,3 @@ private func curlProgress(_ user: UnsafeMutableRawPointer?, _: curl_off_t, _: cu
     }
     return 0
 }
-
-/// Runs HTTP probes on a thread of their own, never on Swift's cooperative
-/// pool: a probe blocks for up to its timeout. Probes never overlap, so one
-/// thread serves them all; a cancelled probe is abandoned at once by its caller
-/// and its transfer stops at once, so the next probe does not queue behind it.
-enum HTTPProber {
-    private static let thread = SerialThread(name: "lifeline-probe")
-    /// IPv6 has its own, so the two families are probed side by side, one probe each at most.
-    private static let thread6 = SerialThread(name: "lifeline-probe6")
-
-    static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
-        let thread = request.family == .ipv6 ? thread6 : thread
-        let cancelled = CancelFlag()
-        do {
-            return try await withTaskCancellationHandler {
-                try await thread.run { () -> Result<HTTPReply, CurlError> in
-                    do {
-                        return try CurlEasy().perform(request, cancelled: cancelled)
-                    } catch {
-                        return .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)"))
-                    }
-                }
-            } onCancel: {
-                cancelled.set()
-            }
-        } catch {
-            return .failure(CurlError(url: request.url, code: -1, kind: .cancelled, message: "cancelled"))
-        }
-    }
-}

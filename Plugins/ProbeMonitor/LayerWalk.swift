@@ -179,7 +179,7 @@ private struct FamilyWalk {
         check(.http) {
             let request = HTTPRequest(url: url, timeout: timeout, interface: "", family: v6 ? .ipv6 : .ipv4)
             let result: Result<HTTPReply, CurlError>
-            do { result = try CurlEasy().perform(request, cancelled: CancelFlag()) } catch {
+            do { result = try HTTPTransport.perform(request, cancelled: ExchangeCancel()) } catch {
                 return .fail("\(error)")
             }
             switch expectation.judge(result, facts: host.pathFacts(interface: interface)) {

@@ -1,22 +1,29 @@
 // Readers of text that other programs write, under libFuzzer (fuzz/input.sh
 // builds this with -sanitize=fuzzer and -DFUZZING): an exec monitor's output
-// line, and the event JSON that the log, the state file and `lifeline status`
-// read back. Besides "never crashes", each reader's promise is checked:
+// line, the event JSON that the log, the state file and `lifeline status`
+// read back, and an HTTP reply as the probe's own client reads it off the
+// network. Besides "never crashes", each reader's promise is checked:
 // - an accepted exec line yields an interface and a reason that are bounded and
 //   hold no control character (they go on to the toast, tmux and terminals);
 // - an event read back and written again reads back to the same event, so
 //   nothing the daemon wrote is changed by a round trip through a file;
-// - every surface's formatter takes whatever a file held without trapping.
+// - every surface's formatter takes whatever a file held without trapping;
+// - an HTTP reply keeps within the body, header and line limits, reads the
+//   same whether its bytes come in one piece or two (where the cut falls is
+//   the input's first byte; only the bytes quoted from a reply that is not
+//   HTTP may differ), and a refusal is one line naming the problem.
 //
 // Built without -DFUZZING it replays files instead: `lifeline-fuzz-input FILE…`.
 import ExecMonitor
 import LifelineCore
 import LifelineProtocol
+import ProbeMonitor
 
 func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
     let array = Array(bytes)
     let text = String(decoding: array, as: UTF8.self)
     checkExecLine(text)
+    checkHTTPReply(array)
     _ = FlatJSON.parse(array)
     _ = StateRecord.parse(array)
     if let (event, _) = StateRecord.parseEvent(array) {
@@ -33,6 +40,31 @@ private func checkExecLine(_ line: String) {
         else { fatalError("exec line accepted with an oversized field: \(o)") }
         guard !(o.interface + o.reason).unicodeScalars.contains(where: TerminalText.isControl) else {
             fatalError("exec line accepted with a control character: \(o)")
+        }
+    }
+}
+
+private func checkHTTPReply(_ bytes: [UInt8]) {
+    func readAll(_ pieces: [ArraySlice<UInt8>]) -> PlainHTTPReplyReader {
+        var reader = PlainHTTPReplyReader(host: "check.example")
+        var step = PlainHTTPReplyReader.Step.more
+        for piece in pieces where step == .more { step = reader.read(piece) }
+        if step == .more { _ = reader.end() }
+        return reader
+    }
+    let whole = readAll([bytes[...]])
+    guard whole.body.count <= PlainHTTPReplyReader.bodyLimit, whole.headers.count <= PlainHTTPReplyReader.headerLimit,
+          // A byte that is not UTF-8 becomes U+FFFD: three bytes.
+          whole.headers.allSatisfy({ $0.utf8.count <= 3 * PlainHTTPReplyReader.lineLimit })
+    else { fatalError("an HTTP reply read past a limit: body \(whole.body.count), \(whole.headers.count) headers") }
+    let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+    let split = readAll([bytes[..<cut], bytes[cut...]])
+    guard PlainHTTPReplyReader.sameOutcome(split.step, whole.step), split.status == whole.status, split.headers == whole.headers,
+          split.body == whole.body, split.truncated == whole.truncated
+    else { fatalError("an HTTP reply read differently when cut at \(cut): \(whole.step) / \(split.step)") }
+    if case .failed(let why) = whole.step {
+        guard why.hasPrefix("check.example "), !why.unicodeScalars.contains(where: TerminalText.isControl) else {
+            fatalError("an HTTP refusal that does not name the host on one clean line: \(why)")
         }
     }
 }

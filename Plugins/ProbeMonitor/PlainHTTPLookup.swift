@@ -1,0 +1,137 @@
+import CEpoll
+import Glibc
+import Synchronization
+
+/// One socket address as `connect` takes it.
+struct SocketAddress: Sendable {
+    var storage: sockaddr_storage
+    var length: socklen_t
+    var family: Int32 { Int32(storage.ss_family) }
+
+    /// A numeric IPv4 or IPv6 address with a port; nil when `text` is neither.
+    init?(numeric text: String, port: Int) {
+        storage = sockaddr_storage()
+        var a4 = sockaddr_in()
+        if inet_pton(AF_INET, text, &a4.sin_addr) == 1 {
+            a4.sin_family = sa_family_t(AF_INET)
+            a4.sin_port = UInt16(port).bigEndian
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            withUnsafeBytes(of: a4) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
+            return
+        }
+        var a6 = sockaddr_in6()
+        guard inet_pton(AF_INET6, text, &a6.sin6_addr) == 1 else { return nil }
+        a6.sin6_family = sa_family_t(AF_INET6)
+        a6.sin6_port = UInt16(port).bigEndian
+        length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        withUnsafeBytes(of: a6) { src in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: src) } }
+    }
+
+    init(_ address: UnsafePointer<sockaddr>, length: socklen_t) {
+        storage = sockaddr_storage()
+        let size = min(Int(length), MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: size)) }
+        self.length = socklen_t(size)
+    }
+
+    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+    }
+}
+
+/// `getaddrinfo` for the probe's own client, waited for at most until a
+/// deadline: glibc asks a silent resolver for 10 s (two tries of 5 s) whatever
+/// the probe's timeout, so the lookup runs on a detached thread of its own that
+/// owns a reference to the answer, as libcurl's threaded resolver does. A
+/// lookup the probe stops waiting for ends on its own and frees what it found.
+final class PlainHTTPLookup: @unchecked Sendable {
+    // @unchecked: the eventfd is set once in `init` and closed
+    // in `deinit`; the answer is behind the mutex.
+    enum Outcome: Sendable {
+        case found([SocketAddress])
+        /// No such name, or no address of the family asked for: getaddrinfo's words.
+        case failed(String)
+        case timedOut
+        case cancelled
+    }
+
+    /// More addresses than this are never tried within one probe's timeout.
+    static let addressLimit = 16
+
+    private let name: String
+    private let port: Int
+    private let family: Int32
+    private let answer = Mutex<Outcome?>(nil)
+    /// An eventfd the thread signals when the answer is in; the waiter
+    /// polls it with the probe's cancellation.
+    private let done: Int32
+
+    private init?(name: String, port: Int, family: Int32) {
+        let fd = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        guard fd >= 0 else { return nil }
+        self.name = name
+        self.port = port
+        self.family = family
+        done = fd
+    }
+
+    deinit {
+        close(done)
+    }
+
+    /// The addresses of `name` (of `family`: AF_UNSPEC, AF_INET or AF_INET6),
+    /// waited for until `deadline` or until `cancel` is set.
+    static func resolve(_ name: String, port: Int, family: Int32, deadline: ContinuousClock.Instant,
+                        cancel: ExchangeCancel) -> Outcome {
+        guard let lookup = PlainHTTPLookup(name: name, port: port, family: family) else {
+            return .failed(String(cString: strerror(errno)))
+        }
+        guard lookup.start() else { return .failed("could not start a thread for the lookup") }
+        let outcome = PlainHTTPSocket.wait(for: lookup.done, events: Int16(POLLIN), until: deadline, cancel: cancel)
+        switch outcome {
+        case .ready: return lookup.answer.withLock { $0 } ?? .timedOut
+        case .timedOut: return lookup.answer.withLock { $0 } ?? .timedOut
+        case .cancelled: return .cancelled
+        }
+    }
+
+    /// Starts the thread, which holds the lookup until it ends.
+    private func start() -> Bool {
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(&thread, nil, { argument in
+            let me = Unmanaged<PlainHTTPLookup>.fromOpaque(argument!).takeRetainedValue()
+            me.run()
+            return nil
+        }, retained)
+        guard started == 0 else {
+            Unmanaged<PlainHTTPLookup>.fromOpaque(retained).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+
+    private func run() {
+        var hints = addrinfo()
+        hints.ai_family = family
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let code = getaddrinfo(name, String(port), &hints, &list)
+        var outcome: Outcome
+        if code == 0 {
+            var found: [SocketAddress] = []
+            var cursor = list
+            while let entry = cursor, found.count < Self.addressLimit {
+                if let address = entry.pointee.ai_addr { found.append(SocketAddress(address, length: entry.pointee.ai_addrlen)) }
+                cursor = entry.pointee.ai_next
+            }
+            freeaddrinfo(list)
+            outcome = found.isEmpty ? .failed("no address") : .found(found)
+        } else {
+            outcome = .failed(String(cString: gai_strerror(code)))
+        }
+        answer.withLock { $0 = outcome }
+        _ = eventfd_write(done, 1)
+    }
+}

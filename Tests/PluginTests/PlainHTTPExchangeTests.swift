@@ -1,0 +1,99 @@
+import Glibc
+import LifelineCore
+import Synchronization
+import Testing
+
+@testable import ProbeMonitor
+
+/// The own client's exchange on real loopback sockets: a cancellation wakes it
+/// at once, a closed port is refused, a name-free address needs no lookup.
+@Suite struct PlainHTTPExchangeTests {
+    /// Runs one exchange on a thread of its own; `result` is set when it returns.
+    final class Running: Sendable {
+        let result = Mutex<Result<HTTPReply, CurlError>?>(nil)
+        let thread = SerialThread(name: "test-plainhttp")
+
+        init(_ request: HTTPRequest, cancel: ExchangeCancel) {
+            let url = PlainHTTPURL(request.url)!
+            thread.perform { [self] in
+                let r = PlainHTTPExchange.perform(request, url: url, cancel: cancel)
+                result.withLock { $0 = r }
+            }
+        }
+
+        deinit { thread.stop() }
+
+        /// The result, waited for in 5 ms steps for at most `limit`.
+        func wait(limit: Duration = .seconds(5)) -> Result<HTTPReply, CurlError>? {
+            let deadline = ContinuousClock.now + limit
+            while ContinuousClock.now < deadline {
+                if let r = result.withLock({ $0 }) { return r }
+                usleep(5_000)
+            }
+            return result.withLock { $0 }
+        }
+    }
+
+    @Test func cancellingMidExchangeStopsAtOnce() throws {
+        let server = try CurlTests.SilentServer()
+        let cancel = ExchangeCancel()
+        let running = Running(HTTPRequest(url: "http://127.0.0.1:\(server.port)/check", timeout: .seconds(20)), cancel: cancel)
+        guard let client = server.awaitRequest() else {
+            cancel.set()
+            Issue.record("the probe's request never came")
+            return
+        }
+        // The request is out and the client waits for the reply: cancel it.
+        cancel.set()
+        let closed = CurlTests.millisecondsUntilClosed(client)
+        #expect(closed.map { $0 < 80 } == true, "closed its connection after \(closed.map { "\($0) ms" } ?? "more than 5 s")")
+        guard case .failure(let error)? = running.wait(limit: .seconds(1)) else {
+            Issue.record("the cancelled exchange did not return a failure within 1 s")
+            return
+        }
+        #expect(error.kind == .cancelled)
+        #expect(error.stage == .exchanging)
+    }
+
+    @Test func aClosedPortIsRefused() throws {
+        // A port that was just free: bound, never listened on.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = UInt16(bigEndian: address.sin_port)
+        let running = Running(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: .seconds(5)), cancel: ExchangeCancel())
+        guard case .failure(let error)? = running.wait() else {
+            Issue.record("a closed port did not fail")
+            return
+        }
+        #expect(error.kind == .refused)
+        #expect(error.stage == .connecting)
+        #expect(error.message.hasPrefix("Failed to connect to 127.0.0.1 port \(port) after "), "\(error.message)")
+        #expect(error.message.hasSuffix(": Connection refused"), "\(error.message)")
+    }
+
+    @Test func anIPv6AddressIsRefusedForAnIPv4OnlyProbe() throws {
+        let request = HTTPRequest(url: "http://[::1]:9/", timeout: .seconds(1), family: .ipv4)
+        let running = Running(request, cancel: ExchangeCancel())
+        guard case .failure(let error)? = running.wait() else {
+            Issue.record("no failure")
+            return
+        }
+        #expect(error.kind == .dns)
+        #expect(error.message == "Could not resolve host: ::1")
+    }
+
+    @Test func theRequestIsWhatLibcurlSent() {
+        let url = PlainHTTPURL("http://[fd00::1]:8080/a?b=c")!
+        let text = String(decoding: PlainHTTPExchange.requestBytes(url: url, userAgent: "Agent\r\nX-Injected: 1"), as: UTF8.self)
+        #expect(text == "GET /a?b=c HTTP/1.1\r\nHost: [fd00::1]:8080\r\nUser-Agent: AgentX-Injected: 1\r\nAccept: */*\r\n"
+            + "Cache-Control: no-cache\r\nConnection: close\r\n\r\n")
+    }
+}
