@@ -20,7 +20,9 @@ enum HTTPProber {
                     do {
                         return try HTTPTransport.perform(request, cancelled: cancelled)
                     } catch {
-                        return .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)"))
+                        // The client could not be set up (libcurl missing): nothing was sent,
+                        // and it is no fault of the network's, so the layer named is HTTP's.
+                        return .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)", stage: .exchanging))
                     }
                 }
             } onCancel: {

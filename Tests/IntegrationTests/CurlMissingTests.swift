@@ -46,6 +46,9 @@ import Testing
         let reason = try fixture.statusJSON()["reason"] as? String ?? ""
         #expect(reason.hasPrefix("probe to \(url) failed: cannot load libcurl (apt install libcurl3-gnutls): "), "\(reason)")
         #expect(reason.contains("libcurl-gnutls.so.4"), "\(reason)")
+        // The network answered up to TCP; what failed is the HTTP client, as diagnose says.
+        let status = try fixture.statusJSON()
+        #expect(status["diagnosis"] as? String == "http", "\(status)")
         #expect(fixture.daemonLog.contains("apt install libcurl3-gnutls"), "\(fixture.daemonLog)")
         #expect(fixture.process?.isRunning == true, "the daemon ended: \(fixture.daemonLog)")
         #expect(await fixture.stop() == 0)
