@@ -241,7 +241,8 @@ public struct ProbeMonitor: Monitor {
     }
 
     /// Samples the primary interface's counters, once a second while the user's
-    /// packets leave and less and less often while they do not (`CounterPace`):
+    /// traffic flows and less and less often while it does not (`CounterPace`;
+    /// the link's own chatter is not traffic):
     /// a stall (while online) probes at once, and so do packets arriving again
     /// after one (while not online).
     func watchCounters(scheduler: ProbeScheduler, path: @escaping @Sendable () -> LinkPath,
@@ -265,11 +266,11 @@ public struct ProbeMonitor: Monitor {
             let busy = started || ended
             lastSample = now
             guard let interface = probeInterface(on: path()), let counters = read(interface) else {
-                delay = pace.next(sent: 0, stalled: false)
+                delay = pace.next(traffic: false, stalled: false)
                 continue
             }
             let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy)
-            delay = pace.next(sent: detector.userSent, stalled: detector.stalled)
+            delay = pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
             switch signal {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)
