@@ -8,7 +8,8 @@ import Synchronization
 /// `interval` while not, at once on every check request (netlink change,
 /// `Check()`, resume), at most one probe at a time and one per second. Between
 /// probes the primary interface's packet counters are read once a second while
-/// packets leave (less and less often while none do): when packets leave but
+/// packets leave (less and less often while none do, and at last only right
+/// after each probe): when packets leave but
 /// none come back for `stall`, it probes at once. The route
 /// comes from the link monitor through the core: with no default route it sends
 /// nothing (the link already says offline), and when the route changes it
@@ -242,7 +243,7 @@ public struct ProbeMonitor: Monitor {
 
     /// Samples the primary interface's counters, once a second while the user's
     /// traffic flows and less and less often while it does not (`CounterPace`;
-    /// the link's own chatter is not traffic):
+    /// the link's own chatter is not traffic), then right after each probe:
     /// a stall (while online) probes at once, and so do packets arriving again
     /// after one (while not online).
     func watchCounters(scheduler: ProbeScheduler, path: @escaping @Sendable () -> LinkPath,
@@ -254,7 +255,21 @@ public struct ProbeMonitor: Monitor {
         var delay = pace.delay
         var lastSample = time.now()
         while !Task.isCancelled {
-            do { try await time.sleep(time.now().advanced(by: delay)) } catch { return }
+            let wake = time.now().advanced(by: delay)
+            let ahead = scheduler.plan
+            if ahead.online == true, !detector.sawTraffic, !detector.stalled, let due = ahead.due, due <= wake {
+                // Online, backing off, and the next probe comes first: sample
+                // right after it, on the thread that takes its result, instead
+                // of waking for a timer of our own. An idle machine is then
+                // woken by the probe alone (its own packets are discounted as
+                // always). Not while offline or limited: a probe then may wait
+                // out its whole timeout, and answers coming back must be seen
+                // while it does.
+                await scheduler.nextProbeEnded()
+                if Task.isCancelled { return }
+            } else {
+                do { try await time.sleep(wake) } catch { return }
+            }
             let now = time.now()
             let plan = scheduler.plan
             // A probe's own packets come as it starts (handshake, request) and as it

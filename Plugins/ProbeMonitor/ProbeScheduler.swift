@@ -163,6 +163,9 @@ final class ProbeScheduler: Sendable {
         var plan: ProbePlan
         var sleeper: Task<Void, Never>?
         var running: Task<Bool?, Never>?
+        /// Tasks waiting for the next probe to end (`nextProbeEnded`), by id.
+        var roundWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var lastWaiter: UInt64 = 0
     }
 
     private let state: Mutex<State>
@@ -201,17 +204,43 @@ final class ProbeScheduler: Sendable {
                 }
                 let end = time.now()
                 let abandoned = running.isCancelled
-                state.withLock {
-                    $0.running = nil
+                let waiters = state.withLock { s in
+                    s.running = nil
                     if result == nil && !abandoned {
-                        $0.plan.skip(at: end)
+                        s.plan.skip(at: end)
                     } else {
-                        $0.plan.finish(at: end, online: result)
+                        s.plan.finish(at: end, online: result)
                     }
+                    defer { s.roundWaiters = [:] }
+                    return s.roundWaiters.values
                 }
+                for waiter in waiters { waiter.resume() }
                 continue
             }
             await sleepUntilDueOrTriggered()
+        }
+    }
+
+    /// Returns once the next probe has ended (or was skipped), or at once when
+    /// the calling task is cancelled. A waiter resumed here runs on the thread
+    /// that took the probe's result, right after it: no wake-up of its own.
+    func nextProbeEnded() async {
+        let id = state.withLock { s in
+            s.lastWaiter += 1
+            return s.lastWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let cancelled = state.withLock { s in
+                    if Task.isCancelled { return true }
+                    s.roundWaiters[id] = continuation
+                    return false
+                }
+                if cancelled { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.roundWaiters.removeValue(forKey: id) }
+            waiter?.resume()
         }
     }
 
