@@ -189,10 +189,17 @@ final class ProbeScheduler: Sendable {
 
     /// Probes until the calling task is cancelled.
     func run(probe: @escaping Probe) async {
+        // Waiters for the probe that just ended, resumed where this task goes
+        // to sleep (below): on the same thread, with no second one woken.
+        var ended: [CheckedContinuation<Void, Never>] = []
+        defer { for waiter in ended { waiter.resume() } }
         while !Task.isCancelled {
             let now = time.now()
             let started = state.withLock { $0.plan.start(at: now) }
             if let cause = started {
+                // Another probe at once (a confirmation): they sample now.
+                for waiter in ended { waiter.resume() }
+                ended = []
                 // A child task, so that a `resumed` trigger can cancel it (the
                 // probe then returns nil: no verdict from an abandoned probe).
                 let running = Task { await probe(cause) }
@@ -204,7 +211,7 @@ final class ProbeScheduler: Sendable {
                 }
                 let end = time.now()
                 let abandoned = running.isCancelled
-                let waiters = state.withLock { s in
+                ended = state.withLock { s in
                     s.running = nil
                     if result == nil && !abandoned {
                         s.plan.skip(at: end)
@@ -212,18 +219,18 @@ final class ProbeScheduler: Sendable {
                         s.plan.finish(at: end, online: result)
                     }
                     defer { s.roundWaiters = [:] }
-                    return s.roundWaiters.values
+                    return Array(s.roundWaiters.values)
                 }
-                for waiter in waiters { waiter.resume() }
                 continue
             }
-            await sleepUntilDueOrTriggered()
+            await sleepUntilDueOrTriggered(resumingFirst: ended)
+            ended = []
         }
     }
 
     /// Returns once the next probe has ended (or was skipped), or at once when
-    /// the calling task is cancelled. A waiter resumed here runs on the thread
-    /// that took the probe's result, right after it: no wake-up of its own.
+    /// the calling task is cancelled. The waiter then runs on the thread that
+    /// took the probe's result, right after it: no wake-up of its own.
     func nextProbeEnded() async {
         let id = state.withLock { s in
             s.lastWaiter += 1
@@ -244,13 +251,18 @@ final class ProbeScheduler: Sendable {
         }
     }
 
-    private func sleepUntilDueOrTriggered() async {
+    /// Resumes `waiters` first: from the sleeping task, so that the pool
+    /// thread that runs this one runs them next. Resumed from here, they and
+    /// the sleeping task would be two jobs ready at once, and a second thread
+    /// would be woken for one of them.
+    private func sleepUntilDueOrTriggered(resumingFirst waiters: [CheckedContinuation<Void, Never>]) async {
         let time = self.time
         let sleeper = state.withLock { s -> Task<Void, Never>? in
             let due = s.plan.due
             if let due, due <= time.now() { return nil }
             // Nothing due: sleep until a trigger cancels the sleep.
             let task = Task {
+                for waiter in waiters { waiter.resume() }
                 if let due {
                     _ = try? await time.sleep(due)
                 } else {
@@ -260,7 +272,10 @@ final class ProbeScheduler: Sendable {
             s.sleeper = task
             return task
         }
-        guard let sleeper else { return }
+        guard let sleeper else {
+            for waiter in waiters { waiter.resume() }
+            return
+        }
         await withTaskCancellationHandler {
             await sleeper.value
         } onCancel: {
