@@ -136,7 +136,13 @@ public struct ProbeMonitor: Monitor {
     }
 
     public func run(handle: MonitorHandle) async throws {
-        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration)
+        // Until the link monitor has spoken the path is unknown, and the core
+        // forgets a verdict measured then as soon as it speaks (the path
+        // changed): a first probe sent at once was made twice at every start.
+        // So it waits for that word (the path change probes at once), or
+        // `firstWordWait` at most (no link monitor runs).
+        let firstProbe = handle.path.known ? Duration.zero : Self.firstWordWait
+        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration, firstProbeAfter: firstProbe)
         let judge = SharedJudge(ProbeJudge(failures: config.failures))
         let requests = handle.checkRequests()
         let paths = handle.pathChanges()
@@ -218,6 +224,9 @@ public struct ProbeMonitor: Monitor {
     }
 
     static let stallTimeout = Duration.milliseconds(1500)
+
+    /// How long the first probe waits for the link monitor's first word.
+    static let firstWordWait = Duration.milliseconds(500)
 
     /// One request over one family (`.any`: whichever the kernel picks), judged.
     /// `learn` hears how long the connect took when the server answered.

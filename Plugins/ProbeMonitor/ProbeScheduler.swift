@@ -67,8 +67,10 @@ struct ProbePlan: Sendable, Equatable {
     /// Why the probe in flight (or the last one) runs.
     private(set) var lastCause: ProbeCause?
 
-    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
+    /// `firstProbe`: when the first probe is due (from the start).
+    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1), firstProbe: Duration = .zero) {
         self.interval = interval
+        nextScheduled = Moment(offset: firstProbe)
         self.spacing = min(spacing, interval)
         self.firstRetry = min(firstRetry, interval)
         settle = min(.milliseconds(250), self.spacing)
@@ -171,9 +173,9 @@ final class ProbeScheduler: Sendable {
     private let state: Mutex<State>
     let time: TimeSource
 
-    init(clock: any Clock<Duration>, interval: Duration) {
+    init(clock: any Clock<Duration>, interval: Duration, firstProbeAfter: Duration = .zero) {
         time = TimeSource(clock)
-        state = Mutex(State(plan: ProbePlan(interval: interval)))
+        state = Mutex(State(plan: ProbePlan(interval: interval, firstProbe: firstProbeAfter)))
     }
 
     var plan: ProbePlan { state.withLock { $0.plan } }
