@@ -100,7 +100,10 @@ trace() {
 }
 
 wait_state online 20000
-sleep 5  # warm-up: start-up work, the first probe and the first toast/tmux pushes are done
+# Warm-up: start-up work, the first probe and the first toast/tmux pushes are
+# done, and so is the counter watcher's first back-off (1 + 2 + 4 + 8 s, then
+# it samples right after each probe): what is measured is the idle daemon.
+sleep "${IDLE_WARMUP:-20}"
 measure "online, idle"
 memory
 trace online

@@ -63,6 +63,13 @@ struct StallDetector: Sendable {
     /// Packets that straggle in after a probe ended (the server's FIN) still count as the probe's.
     var probeGrace: Duration = .milliseconds(500)
 
+    /// Packets of the user's out in one sample that are still only the link's
+    /// own chatter, not traffic worth watching closely: the router's or the
+    /// peer's neighbour probe answered (ARP, IPv6 neighbour discovery; each
+    /// probe's reply makes the server side check its entry for us about 5 s
+    /// later), a router solicitation, a multicast report.
+    var linkChatter: UInt64 = 2
+
     /// The shortest time between samples: a stall is dated no earlier than
     /// this before the sample that first saw unanswered packets, however long
     /// the watcher slept before it.
@@ -71,9 +78,12 @@ struct StallDetector: Sendable {
     private var interface: String?
     private var last: PacketCounters?
     private var lastSample: Moment?
-    /// The user's packets out in the last sample (the probe's own taken off):
-    /// the watcher samples often only while this grows.
+    /// The user's packets out in the last sample (the probe's own taken off).
     private(set) var userSent: UInt64 = 0
+    /// Whether the last sample saw traffic worth sampling once a second for:
+    /// more of the user's packets out than the link's chatter, or any at all
+    /// while a stall stands (their answers mean the upstream is back).
+    var sawTraffic: Bool { userSent > linkChatter || (stalled && userSent > 0) }
     /// First unanswered outgoing sample since packets last arrived.
     private var firstUnansweredTx: Moment?
     private var unansweredTxSamples = 0
@@ -133,12 +143,15 @@ struct StallDetector: Sendable {
 }
 
 /// How long the counter watcher sleeps between samples. Reading the counters
-/// costs a wake-up, so it looks once a second only while the user's packets
-/// leave (a stall can only build up then), and backs off 1, 2, 4 … up to the
-/// probe's interval while they do not: an idle machine is woken about once per
-/// interval, and so is one whose user gave up during an outage. While a stall
-/// stands and packets still leave it looks twice a second, so that answers
-/// coming back (the upstream healed) are seen within half a second.
+/// costs a wake-up, so it looks once a second only while the user's traffic
+/// flows (a stall can only build up then), and backs off 1, 2, 4 … up to the
+/// probe's interval while it does not: an idle machine is woken about once per
+/// interval, and so is one whose user gave up during an outage. The link's
+/// own chatter (`StallDetector.linkChatter`) is not traffic: an answered
+/// neighbour probe after every probe round restarted the back-off each time,
+/// so an idle machine was read at 1, 3, 7, 15 s after every round. While a
+/// stall stands and packets still leave it looks twice a second, so that
+/// answers coming back (the upstream healed) are seen within half a second.
 struct CounterPace: Sendable, Equatable {
     var shortest: Duration = .seconds(1)
     var longest: Duration
@@ -150,10 +163,10 @@ struct CounterPace: Sendable, Equatable {
         delay = shortest
     }
 
-    /// The delay before the next sample, after one that saw `sent` packets of
-    /// the user's leave (`stalled`: a stall stands).
-    mutating func next(sent: UInt64, stalled: Bool) -> Duration {
-        guard sent > 0 else {
+    /// The delay before the next sample, after one that saw the user's
+    /// traffic or not (`stalled`: a stall stands).
+    mutating func next(traffic: Bool, stalled: Bool) -> Duration {
+        guard traffic else {
             delay = min(delay * 2, longest)
             return delay
         }

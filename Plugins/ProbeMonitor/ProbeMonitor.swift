@@ -8,7 +8,8 @@ import Synchronization
 /// `interval` while not, at once on every check request (netlink change,
 /// `Check()`, resume), at most one probe at a time and one per second. Between
 /// probes the primary interface's packet counters are read once a second while
-/// packets leave (less and less often while none do): when packets leave but
+/// packets leave (less and less often while none do, and at last only right
+/// after each probe): when packets leave but
 /// none come back for `stall`, it probes at once. The route
 /// comes from the link monitor through the core: with no default route it sends
 /// nothing (the link already says offline), and when the route changes it
@@ -135,7 +136,13 @@ public struct ProbeMonitor: Monitor {
     }
 
     public func run(handle: MonitorHandle) async throws {
-        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration)
+        // Until the link monitor has spoken the path is unknown, and the core
+        // forgets a verdict measured then as soon as it speaks (the path
+        // changed): a first probe sent at once was made twice at every start.
+        // So it waits for that word (the path change probes at once), or
+        // `firstWordWait` at most (no link monitor runs).
+        let firstProbe = handle.path.known ? Duration.zero : Self.firstWordWait
+        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration, firstProbeAfter: firstProbe)
         let judge = SharedJudge(ProbeJudge(failures: config.failures))
         let requests = handle.checkRequests()
         let paths = handle.pathChanges()
@@ -218,6 +225,9 @@ public struct ProbeMonitor: Monitor {
 
     static let stallTimeout = Duration.milliseconds(1500)
 
+    /// How long the first probe waits for the link monitor's first word.
+    static let firstWordWait = Duration.milliseconds(500)
+
     /// One request over one family (`.any`: whichever the kernel picks), judged.
     /// `learn` hears how long the connect took when the server answered.
     func probe(family: Config.Family, interface: String, timeout: Duration, connectTimeout: Duration? = nil,
@@ -241,7 +251,8 @@ public struct ProbeMonitor: Monitor {
     }
 
     /// Samples the primary interface's counters, once a second while the user's
-    /// packets leave and less and less often while they do not (`CounterPace`):
+    /// traffic flows and less and less often while it does not (`CounterPace`;
+    /// the link's own chatter is not traffic), then right after each probe:
     /// a stall (while online) probes at once, and so do packets arriving again
     /// after one (while not online).
     func watchCounters(scheduler: ProbeScheduler, path: @escaping @Sendable () -> LinkPath,
@@ -253,7 +264,21 @@ public struct ProbeMonitor: Monitor {
         var delay = pace.delay
         var lastSample = time.now()
         while !Task.isCancelled {
-            do { try await time.sleep(time.now().advanced(by: delay)) } catch { return }
+            let wake = time.now().advanced(by: delay)
+            let ahead = scheduler.plan
+            if ahead.online == true, !detector.sawTraffic, !detector.stalled, let due = ahead.due, due <= wake {
+                // Online, backing off, and the next probe comes first: sample
+                // right after it, on the thread that takes its result, instead
+                // of waking for a timer of our own. An idle machine is then
+                // woken by the probe alone (its own packets are discounted as
+                // always). Not while offline or limited: a probe then may wait
+                // out its whole timeout, and answers coming back must be seen
+                // while it does.
+                await scheduler.nextProbeEnded()
+                if Task.isCancelled { return }
+            } else {
+                do { try await time.sleep(wake) } catch { return }
+            }
             let now = time.now()
             let plan = scheduler.plan
             // A probe's own packets come as it starts (handshake, request) and as it
@@ -265,11 +290,11 @@ public struct ProbeMonitor: Monitor {
             let busy = started || ended
             lastSample = now
             guard let interface = probeInterface(on: path()), let counters = read(interface) else {
-                delay = pace.next(sent: 0, stalled: false)
+                delay = pace.next(traffic: false, stalled: false)
                 continue
             }
             let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy)
-            delay = pace.next(sent: detector.userSent, stalled: detector.stalled)
+            delay = pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
             switch signal {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)

@@ -67,8 +67,10 @@ struct ProbePlan: Sendable, Equatable {
     /// Why the probe in flight (or the last one) runs.
     private(set) var lastCause: ProbeCause?
 
-    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1)) {
+    /// `firstProbe`: when the first probe is due (from the start).
+    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1), firstProbe: Duration = .zero) {
         self.interval = interval
+        nextScheduled = Moment(offset: firstProbe)
         self.spacing = min(spacing, interval)
         self.firstRetry = min(firstRetry, interval)
         settle = min(.milliseconds(250), self.spacing)
@@ -163,14 +165,17 @@ final class ProbeScheduler: Sendable {
         var plan: ProbePlan
         var sleeper: Task<Void, Never>?
         var running: Task<Bool?, Never>?
+        /// Tasks waiting for the next probe to end (`nextProbeEnded`), by id.
+        var roundWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var lastWaiter: UInt64 = 0
     }
 
     private let state: Mutex<State>
     let time: TimeSource
 
-    init(clock: any Clock<Duration>, interval: Duration) {
+    init(clock: any Clock<Duration>, interval: Duration, firstProbeAfter: Duration = .zero) {
         time = TimeSource(clock)
-        state = Mutex(State(plan: ProbePlan(interval: interval)))
+        state = Mutex(State(plan: ProbePlan(interval: interval, firstProbe: firstProbeAfter)))
     }
 
     var plan: ProbePlan { state.withLock { $0.plan } }
@@ -186,10 +191,17 @@ final class ProbeScheduler: Sendable {
 
     /// Probes until the calling task is cancelled.
     func run(probe: @escaping Probe) async {
+        // Waiters for the probe that just ended, resumed where this task goes
+        // to sleep (below): on the same thread, with no second one woken.
+        var ended: [CheckedContinuation<Void, Never>] = []
+        defer { for waiter in ended { waiter.resume() } }
         while !Task.isCancelled {
             let now = time.now()
             let started = state.withLock { $0.plan.start(at: now) }
             if let cause = started {
+                // Another probe at once (a confirmation): they sample now.
+                for waiter in ended { waiter.resume() }
+                ended = []
                 // A child task, so that a `resumed` trigger can cancel it (the
                 // probe then returns nil: no verdict from an abandoned probe).
                 let running = Task { await probe(cause) }
@@ -201,27 +213,58 @@ final class ProbeScheduler: Sendable {
                 }
                 let end = time.now()
                 let abandoned = running.isCancelled
-                state.withLock {
-                    $0.running = nil
+                ended = state.withLock { s in
+                    s.running = nil
                     if result == nil && !abandoned {
-                        $0.plan.skip(at: end)
+                        s.plan.skip(at: end)
                     } else {
-                        $0.plan.finish(at: end, online: result)
+                        s.plan.finish(at: end, online: result)
                     }
+                    defer { s.roundWaiters = [:] }
+                    return Array(s.roundWaiters.values)
                 }
                 continue
             }
-            await sleepUntilDueOrTriggered()
+            await sleepUntilDueOrTriggered(resumingFirst: ended)
+            ended = []
         }
     }
 
-    private func sleepUntilDueOrTriggered() async {
+    /// Returns once the next probe has ended (or was skipped), or at once when
+    /// the calling task is cancelled. The waiter then runs on the thread that
+    /// took the probe's result, right after it: no wake-up of its own.
+    func nextProbeEnded() async {
+        let id = state.withLock { s in
+            s.lastWaiter += 1
+            return s.lastWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let cancelled = state.withLock { s in
+                    if Task.isCancelled { return true }
+                    s.roundWaiters[id] = continuation
+                    return false
+                }
+                if cancelled { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.roundWaiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+
+    /// Resumes `waiters` first: from the sleeping task, so that the pool
+    /// thread that runs this one runs them next. Resumed from here, they and
+    /// the sleeping task would be two jobs ready at once, and a second thread
+    /// would be woken for one of them.
+    private func sleepUntilDueOrTriggered(resumingFirst waiters: [CheckedContinuation<Void, Never>]) async {
         let time = self.time
         let sleeper = state.withLock { s -> Task<Void, Never>? in
             let due = s.plan.due
             if let due, due <= time.now() { return nil }
             // Nothing due: sleep until a trigger cancels the sleep.
             let task = Task {
+                for waiter in waiters { waiter.resume() }
                 if let due {
                     _ = try? await time.sleep(due)
                 } else {
@@ -231,7 +274,10 @@ final class ProbeScheduler: Sendable {
             s.sleeper = task
             return task
         }
-        guard let sleeper else { return }
+        guard let sleeper else {
+            for waiter in waiters { waiter.resume() }
+            return
+        }
         await withTaskCancellationHandler {
             await sleeper.value
         } onCancel: {

@@ -5,7 +5,9 @@ import Glibc
 ///
 /// Every thread sleeps in `epoll_wait` on an epoll set of its own holding its
 /// own eventfd: `push` wakes exactly the thread it picks, and only when the
-/// jobs ready outnumber the threads already woken for them. Delayed jobs wait
+/// jobs ready outnumber the threads already woken for them; it signals the
+/// eventfd after letting go of the lock, so the woken thread never wakes only
+/// to wait for that lock. Delayed jobs wait
 /// in a heap per clock, and one timerfd per clock is armed for the earliest
 /// deadline (absolute, so a deadline never drifts). The two timerfds sit in one
 /// more epoll set that exactly one sleeping thread, the timekeeper, watches
@@ -47,6 +49,9 @@ final class QuietPool<Job>: @unchecked Sendable {
 
     let name: String
     private let run: (Job) -> Void
+    /// Runs right after a thread was signalled to wake (for tests: a pusher
+    /// slow to return, as when the kernel lets the thread it woke run first).
+    private let afterWaking: (() -> Void)?
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let timers: [Int32]
     private let timerSet: Int32
@@ -68,7 +73,7 @@ final class QuietPool<Job>: @unchecked Sendable {
     private var stopping = false
 
     /// Starts `threads` threads named `name` that call `run` for each job.
-    init(threads: Int, name: String, run: @escaping (Job) -> Void) throws(Failure) {
+    init(threads: Int, name: String, afterWaking: (() -> Void)? = nil, run: @escaping (Job) -> Void) throws(Failure) {
         // Every descriptor is made before any property is set: a failure closes
         // what was made and leaves no half-built pool behind.
         var made: [Int32] = []
@@ -105,6 +110,7 @@ final class QuietPool<Job>: @unchecked Sendable {
         }
         self.name = name
         self.run = run
+        self.afterWaking = afterWaking
         self.timers = timers
         self.timerSet = timerSet
         self.sleepers = sleepers
@@ -144,16 +150,18 @@ final class QuietPool<Job>: @unchecked Sendable {
     func push(_ job: Job) {
         lock()
         ready.append(job)
-        wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
+        let woke = wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
         unlock()
+        signal(woke)
     }
 
     /// Runs `job` once `base`'s clock reads `deadline` (nanoseconds) or later.
     func push(_ job: Job, at deadline: Int64, on base: Timebase) {
         lock()
+        var woke: Int?
         if deadline <= base.now() {
             ready.append(job)
-            wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
+            woke = wakeOneIfNeeded(pushedByMember: members.contains(pthread_self()))
         } else {
             delayed[base.rawValue].insert(job, deadline: deadline)
             // A new earliest deadline: move the timer. The timekeeper sleeps on
@@ -162,6 +170,7 @@ final class QuietPool<Job>: @unchecked Sendable {
             rearm(base)
         }
         unlock()
+        signal(woke)
     }
 
     /// Ends the threads once the jobs ready now have run; delayed jobs are
@@ -170,8 +179,10 @@ final class QuietPool<Job>: @unchecked Sendable {
     func stop() {
         lock()
         stopping = true
-        while !asleep.isEmpty { wake(asleep.removeLast()) }
+        var woke: [Int] = []
+        while !asleep.isEmpty { woke.append(wakeUp(asleep.removeLast())) }
         unlock()
+        for thread in woke { signal(thread) }
     }
 
     /// How many threads are running (for tests).
@@ -192,8 +203,10 @@ final class QuietPool<Job>: @unchecked Sendable {
         while true {
             releaseDue()
             if let job = ready.popFirst() {
-                wakeOneIfNeeded()  // more ready than threads woken for them (say, deadlines that fell together)
+                // More ready than threads woken for them (say, deadlines that fell together).
+                let woke = wakeOneIfNeeded()
                 unlock()
+                signal(woke)
                 run(job)
                 lock()
                 continue
@@ -210,7 +223,17 @@ final class QuietPool<Job>: @unchecked Sendable {
             } else {
                 woken -= 1
                 var count: UInt64 = 0
-                _ = read(sleeper.wake, &count, 8)
+                if read(sleeper.wake, &count, 8) != 8 {
+                    // Chosen by a push while a deadline woke it, and the pusher
+                    // has not signalled yet (it does so once it has let go of
+                    // the lock): take that signal now, or it would end the next
+                    // sleep for nothing.
+                    unlock()
+                    var readable = pollfd(fd: sleeper.wake, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&readable, 1, -1)
+                    _ = read(sleeper.wake, &count, 8)
+                    lock()
+                }
             }
             if keeper == me {
                 collectExpired()  // first: a fired timer handed over would wake the next thread too
@@ -231,22 +254,31 @@ final class QuietPool<Job>: @unchecked Sendable {
         }
     }
 
-    /// Wakes a sleeping thread if the ready jobs outnumber the threads already
-    /// woken for them. A job pushed by one of the pool's threads (a task resuming
+    /// Picks a sleeping thread to wake if the ready jobs outnumber the threads
+    /// already woken for them; the caller signals it (`signal`) once it has
+    /// let go of the lock, so the thread does not wake only to wait for it. A job pushed by one of the pool's threads (a task resuming
     /// another, a sleep's timer job resuming its task) counts that thread as
     /// coming: it takes the next job as soon as its own ends, which saves waking
     /// a second thread for a chain of one job after another. It prefers not to
     /// wake the timekeeper, so the timers need not move.
-    private func wakeOneIfNeeded(pushedByMember: Bool = false) {
-        guard ready.count > woken + (pushedByMember ? 1 : 0), !asleep.isEmpty else { return }
+    private func wakeOneIfNeeded(pushedByMember: Bool = false) -> Int? {
+        guard ready.count > woken + (pushedByMember ? 1 : 0), !asleep.isEmpty else { return nil }
         let index = asleep.lastIndex { $0 != keeper } ?? asleep.count - 1
-        wake(asleep.remove(at: index))
+        return wakeUp(asleep.remove(at: index))
     }
 
-    private func wake(_ thread: Int) {
+    /// Counts `thread` as woken (with the lock held); `signal` wakes it.
+    private func wakeUp(_ thread: Int) -> Int {
         woken += 1
+        return thread
+    }
+
+    /// Ends the sleep of a thread picked by `wakeOneIfNeeded`, without the lock.
+    private func signal(_ thread: Int?) {
+        guard let thread else { return }
         var one: UInt64 = 1
         _ = write(sleepers[thread].wake, &one, 8)
+        afterWaking?()
     }
 
     // MARK: - The timers

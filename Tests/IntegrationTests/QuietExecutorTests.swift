@@ -148,6 +148,35 @@ import Testing
         #expect(chainWakes == 1, "wake-ups for a chain of ten jobs: \(afterJob) → \(afterChain)")
     }
 
+    /// A thread woken for a job runs it without waiting for the thread that
+    /// pushed it: waking it while still holding the pool's lock cost it a
+    /// second wake-up whenever the pusher was slow to return (descheduled
+    /// right after the wake, as the kernel may do in favour of the thread it
+    /// woke). Seen as two wake-ups of a pool thread for each probe result.
+    @Test func aThreadWokenForAJobDoesNotWaitForItsPusher() async throws {
+        let name = "qe-slow-\(UInt16.random(in: 0...UInt16.max))"
+        let slow = Locked(false)
+        let pool = try QuietPool<() -> Void>(threads: 2, name: name, afterWaking: {
+            if slow.withLock({ $0 }) { usleep(200_000) }
+        }) { $0() }
+        defer { pool.stop() }
+        let ran = Mutex(0)
+        pool.push { ran.withLock { $0 += 1 } }
+        await Harness.waitUntil("the first job") { ran.withLock { $0 } == 1 }
+        await Harness.waitUntil("both threads named") { Self.switches(of: name).count == 2 }
+        try await Task.sleep(for: .milliseconds(100))  // let the thread that ran it go back to sleep
+
+        let before = Self.switches(of: name)
+        slow.withLock { $0 = true }
+        let pusher = Thread { pool.push { ran.withLock { $0 += 1 } } }
+        pusher.start()
+        await Harness.waitUntil("the second job") { ran.withLock { $0 } == 2 }
+        try await Task.sleep(for: .milliseconds(400))  // the pusher has returned; the thread sleeps again
+        let after = Self.switches(of: name)
+        let wakes = after.keys.reduce(0) { $0 + after[$1]! - before[$1, default: 0] }
+        #expect(wakes == 1, "wake-ups for one job from a slow pusher: \(before) → \(after)")
+    }
+
     @Test func durationsBecomeWholeNanosecondsRoundedUp() {
         #expect(QuietExecutor.nanoseconds(.zero) == 0)
         #expect(QuietExecutor.nanoseconds(.nanoseconds(1)) == 1)
