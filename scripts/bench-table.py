@@ -156,7 +156,7 @@ def p50_p95_max(label):
 ROWS = [
     ("detection", "internet lost (nftables blackhole), traffic flowing → `limited` published", "≤ 8 s", "gnetworkmonitor",
      gnm("blackhole, traffic flowing", 0)),
-    ("detection", "the same with the probe monitor alone (no link monitor)", "—", "probe", rounds_probe(0)),
+    ("detection", "the same in `bench/probe.sh`'s lab (netlink and probe monitors, 20 UDP packets/s)", "—", "probe", rounds_probe(0)),
     ("detection", "internet lost, idle machine → `limited` published", "≤ 35 s", "gnetworkmonitor", gnm("blackhole, idle", 0)),
     ("detection", "default route removed → `offline` published (debounce 2 s)", "—", "gnetworkmonitor", gnm("default route removed", 0)),
     ("detection", "kernel route change → state decided (debounce 0)", "p50 ≤ 1 ms, p95 ≤ 5 ms", "netlink",
@@ -169,7 +169,7 @@ ROWS = [
      gnm("blackhole, traffic flowing", 1)),
     ("recovery", "blackhole lifted, traffic flowing → `online` published", "≤ 2 s", "gnetworkmonitor",
      gnm("blackhole lifted, traffic flowing", 0)),
-    ("recovery", "the same with the probe monitor alone (no link monitor)", "≤ 2 s", "probe", rounds_probe(1)),
+    ("recovery", "the same in `bench/probe.sh`'s lab (netlink and probe monitors, 20 UDP packets/s)", "≤ 2 s", "probe", rounds_probe(1)),
     ("recovery", "blackhole lifted, idle machine → `online` published", "≤ 2 s", "gnetworkmonitor", gnm("blackhole lifted, idle", 0)),
     ("churn", "1000 veth pairs created and deleted: daemon CPU, state changes", "≤ 0.5 CPU-s, 0", "netlink",
      regex(r"churn of (\d+) veth pairs .*: daemon CPU ([\d.]+) s, state changes (\d+), overflows (\d+)",

@@ -14,14 +14,8 @@ import Testing
         let count = Mutex(0)
     }
 
-    /// The link monitor speaks 100 ms after the start (as the kernel's dump
-    /// comes back): one request, not a first one whose verdict is forgotten
-    /// and a second one a second later.
-    @Test func theFirstProbeWaitsForTheLinkMonitorsFirstWord() async throws {
-        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
-        let link = bus.makeMonitorHandle(name: "netlink")
-        let handle = bus.makeMonitorHandle(name: "probe", remeasuresReachability: true)
-        let fetches = Fetches()
+    /// A probe monitor on `bus` whose every request is answered at once, counted in `fetches`.
+    static func startProbe(bus: Bus, handle: MonitorHandle, fetches: Fetches) -> Task<Void, any Error> {
         var config = ProbeMonitor.Config()
         config.url = "http://10.0.0.1/check"
         config.family = .ipv4  // one request per probe, whatever routes this machine has
@@ -32,7 +26,18 @@ import Testing
                                        return .success(HTTPReply(status: 200, headers: [], body: Array("NetworkManager is online\n".utf8),
                                                                  truncated: false, redirect: nil, rttMs: 2))
                                    })
-        let running = Task { try await monitor.run(handle: handle) }
+        return Task { try await monitor.run(handle: handle) }
+    }
+
+    /// The link monitor speaks 100 ms after the start (as the kernel's dump
+    /// comes back): one request, not a first one whose verdict is forgotten
+    /// and a second one a second later.
+    @Test func theFirstProbeWaitsForTheLinkMonitorsFirstWord() async throws {
+        let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
+        let link = bus.makeMonitorHandle(name: "netlink")
+        let handle = bus.makeMonitorHandle(name: "probe", remeasuresReachability: true)
+        let fetches = Fetches()
+        let running = Self.startProbe(bus: bus, handle: handle, fetches: fetches)
         defer { running.cancel() }
         try await Task.sleep(for: .milliseconds(100))  // the link monitor's dump takes a moment: the scenario, not a wait
         link.publish(Observation(role: .link, state: .online, interface: "eth0"))
@@ -49,17 +54,7 @@ import Testing
         let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero))
         let handle = bus.makeMonitorHandle(name: "probe", remeasuresReachability: true)
         let fetches = Fetches()
-        var config = ProbeMonitor.Config()
-        config.url = "http://10.0.0.1/check"
-        config.family = .ipv4
-        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(), control: bus)
-        let monitor = ProbeMonitor(config: config, context: context, clock: ContinuousClock(), files: HostFiles(sys: "/nonexistent"),
-                                   fetch: { _ in
-                                       fetches.count.withLock { $0 += 1 }
-                                       return .success(HTTPReply(status: 200, headers: [], body: Array("NetworkManager is online\n".utf8),
-                                                                 truncated: false, redirect: nil, rttMs: 2))
-                                   })
-        let running = Task { try await monitor.run(handle: handle) }
+        let running = Self.startProbe(bus: bus, handle: handle, fetches: fetches)
         defer { running.cancel() }
         #expect(await eventually { bus.current.state == .online })
         #expect(fetches.count.withLock { $0 } == 1)
