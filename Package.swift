@@ -171,14 +171,14 @@ for target in package.targets where target.type != .system {
 
 // `lifeline wait-online` and `run` look once themselves when no daemon runs:
 // one route dump (netlink) and one HTTP check (probe).
-package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMonitor", "ProbeMonitor"]
+package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMonitor"]  // ProbeMonitor: listed with the target
 
 // The probe and `diagnose` read the default route and its router's neighbour
 // entry with the netlink monitor's parser (one dump, after a failed probe).
 package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["NetlinkMonitor"]
 // glibc's gettext (header only: it lives in libc), for the messages people read in their own language.
 package.targets.append(.systemLibrary(name: "CIntl", path: "Sources/CIntl"))
-package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl"]
+package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl", "CProcess"]
 // epoll, eventfd and timerfd (headers only): the daemon's executor sleeps on them.
 package.targets.append(.systemLibrary(name: "CEpoll", path: "Sources/CEpoll"))
 package.targets.first { $0.name == "lifeline-daemon" }!.dependencies += ["CEpoll"]

@@ -5,6 +5,7 @@
 #define LIFELINE_CPROCESS_SHIM_H
 
 #include <errno.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -19,5 +20,10 @@ static inline int lifeline_pidfd_open(pid_t pid) {
     return -1;
 #endif
 }
+
+/// glibc 2.34+: the child closes every descriptor from `from` up before it
+/// runs the program. glibc declares it only for _GNU_SOURCE, which the C module
+/// Swift imports is not; this is its prototype as glibc's <spawn.h> gives it.
+int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 
 #endif

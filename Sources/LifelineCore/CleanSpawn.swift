@@ -1,3 +1,4 @@
+import CProcess
 import Glibc
 
 /// Attributes for `posix_spawn` that start a child clean: no signal blocked and
@@ -35,20 +36,7 @@ public enum CleanSpawn {
     /// whatever started it, a library's descriptor) then stays with the
     /// daemon: a hook or tmux command that kept the write end of someone's
     /// pipe would hold that reader waiting for an end of file forever.
-    ///
-    /// glibc has `posix_spawn_file_actions_addclosefrom_np` since 2.34 but
-    /// declares it only for `_GNU_SOURCE`, which the C module Swift imports is
-    /// not, so it is looked up once at run time. Returns false on an older libc.
-    @discardableResult
-    public static func closeOtherDescriptors(_ actions: inout posix_spawn_file_actions_t) -> Bool {
-        guard let closeFrom else { return false }
-        return closeFrom(&actions, 3) == 0
+    public static func closeOtherDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        _ = posix_spawn_file_actions_addclosefrom_np(&actions, 3)
     }
-
-    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-
-    private static let closeFrom: AddCloseFrom? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: AddCloseFrom.self)
-    }()
 }

@@ -105,13 +105,9 @@ import Testing
     /// switches of the pool's threads (each sleep that a wake-up ends is one).
     @Test func poolThreadsWakeOnlyForADeadlineOrAJob() async throws {
         let name = "qe-idle-\(UInt16.random(in: 0...UInt16.max))"
-        let pool = try QuietPool<() -> Void>(threads: 2, name: name) { $0() }
+        let ran = Locked(0)
+        let pool = try await Self.settledPool(name: name, counting: ran)
         defer { pool.stop() }
-        let ran = Mutex(0)
-        pool.push { ran.withLock { $0 += 1 } }
-        await Harness.waitUntil("the first job") { ran.withLock { $0 } == 1 }
-        await Harness.waitUntil("both threads named") { Self.switches(of: name).count == 2 }
-        try await Task.sleep(for: .milliseconds(100))  // let the thread that ran it go back to sleep
 
         let quiet = Self.switches(of: name)
         try await Task.sleep(for: .milliseconds(1500))
@@ -123,7 +119,7 @@ import Testing
         await Harness.waitUntil("the delayed job") { ran.withLock { $0 } == 2 }
         try await Task.sleep(for: .milliseconds(300))
         let afterDeadline = Self.switches(of: name)
-        let deadlineWakes = afterDeadline.keys.reduce(0) { $0 + afterDeadline[$1]! - quiet[$1, default: 0] }
+        let deadlineWakes = Self.wakes(from: quiet, to: afterDeadline)
         #expect(deadlineWakes == 1, "wake-ups for one deadline: \(quiet) → \(afterDeadline)")
 
         // A job from outside while both sleep: one thread wakes.
@@ -131,7 +127,7 @@ import Testing
         await Harness.waitUntil("the third job") { ran.withLock { $0 } == 3 }
         try await Task.sleep(for: .milliseconds(300))
         let afterJob = Self.switches(of: name)
-        let jobWakes = afterJob.keys.reduce(0) { $0 + afterJob[$1]! - afterDeadline[$1, default: 0] }
+        let jobWakes = Self.wakes(from: afterDeadline, to: afterJob)
         #expect(jobWakes == 1, "wake-ups for one job: \(afterDeadline) → \(afterJob)")
 
         // A chain of jobs, each pushed by the one before (as a task resumes
@@ -144,7 +140,7 @@ import Testing
         await Harness.waitUntil("the chain of ten") { ran.withLock { $0 } == 13 }
         try await Task.sleep(for: .milliseconds(300))
         let afterChain = Self.switches(of: name)
-        let chainWakes = afterChain.keys.reduce(0) { $0 + afterChain[$1]! - afterJob[$1, default: 0] }
+        let chainWakes = Self.wakes(from: afterJob, to: afterChain)
         #expect(chainWakes == 1, "wake-ups for a chain of ten jobs: \(afterJob) → \(afterChain)")
     }
 
@@ -156,15 +152,11 @@ import Testing
     @Test func aThreadWokenForAJobDoesNotWaitForItsPusher() async throws {
         let name = "qe-slow-\(UInt16.random(in: 0...UInt16.max))"
         let slow = Locked(false)
-        let pool = try QuietPool<() -> Void>(threads: 2, name: name, afterWaking: {
+        let ran = Locked(0)
+        let pool = try await Self.settledPool(name: name, counting: ran, afterWaking: {
             if slow.withLock({ $0 }) { usleep(200_000) }
-        }) { $0() }
+        })
         defer { pool.stop() }
-        let ran = Mutex(0)
-        pool.push { ran.withLock { $0 += 1 } }
-        await Harness.waitUntil("the first job") { ran.withLock { $0 } == 1 }
-        await Harness.waitUntil("both threads named") { Self.switches(of: name).count == 2 }
-        try await Task.sleep(for: .milliseconds(100))  // let the thread that ran it go back to sleep
 
         let before = Self.switches(of: name)
         slow.withLock { $0 = true }
@@ -173,7 +165,7 @@ import Testing
         await Harness.waitUntil("the second job") { ran.withLock { $0 } == 2 }
         try await Task.sleep(for: .milliseconds(400))  // the pusher has returned; the thread sleeps again
         let after = Self.switches(of: name)
-        let wakes = after.keys.reduce(0) { $0 + after[$1]! - before[$1, default: 0] }
+        let wakes = Self.wakes(from: before, to: after)
         #expect(wakes == 1, "wake-ups for one job from a slow pusher: \(before) → \(after)")
     }
 
@@ -184,6 +176,23 @@ import Testing
         #expect(QuietExecutor.nanoseconds(Duration(secondsComponent: 0, attosecondsComponent: 1)) == 1)
         #expect(QuietExecutor.nanoseconds(.milliseconds(-5)) == 0)
         #expect(QuietExecutor.nanoseconds(.seconds(Int64.max)) == Int64.max)
+    }
+
+    /// A two-thread pool named `name` whose threads have both started and gone
+    /// back to sleep after one job (which adds 1 to `ran`).
+    private static func settledPool(name: String, counting ran: Locked<Int>,
+                            afterWaking: (() -> Void)? = nil) async throws -> QuietPool<() -> Void> {
+        let pool = try QuietPool<() -> Void>(threads: 2, name: name, afterWaking: afterWaking) { $0() }
+        pool.push { ran.withLock { $0 += 1 } }
+        await Harness.waitUntil("the first job") { ran.withLock { $0 } == 1 }
+        await Harness.waitUntil("both threads named") { Self.switches(of: name).count == 2 }
+        try await Task.sleep(for: .milliseconds(100))  // let the thread that ran it go back to sleep
+        return pool
+    }
+
+    /// Wake-ups (voluntary context switches) of all threads between two counts.
+    static func wakes(from before: [String: Int], to after: [String: Int]) -> Int {
+        after.keys.reduce(0) { $0 + after[$1]! - before[$1, default: 0] }
     }
 
     /// Voluntary context switches of this process's threads named `name`, by thread id.
