@@ -182,6 +182,8 @@ package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl", "
 // epoll, eventfd and timerfd (headers only): the daemon's executor sleeps on them.
 package.targets.append(.systemLibrary(name: "CEpoll", path: "Sources/CEpoll"))
 package.targets.first { $0.name == "lifeline-daemon" }!.dependencies += ["CEpoll"]
+// eventfd (header only): a wait for a descriptor outside the daemon is cut short through one.
+package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CEpoll"]
 // The probe's own HTTP reply reader is fuzzed with the other readers of untrusted text.
 package.targets.first { $0.name == "lifeline-fuzz-input" }!.dependencies += ["ProbeMonitor"]
 // eventfd (header only): a cancelled probe wakes its own client's wait at once.
