@@ -75,7 +75,7 @@ probes() { grep -c 'probe (' "$work/daemon.log" || true; }
 # rounds and the time between them (bench/idle_wakeups.py).
 measure() {
     local probes_before; probes_before=$(probes)
-    local table; table=$(python3 bench/idle_wakeups.py "$daemon" "$window")
+    local table; table=$(python3 bench/idle_wakeups.py "$daemon" "$window" "$work/daemon.log")
     local made=$(( $(probes) - probes_before ))
     echo "-- $1: $window s, $made probe(s) made by the daemon meanwhile"
     printf '%s\n' "$table"

@@ -2,26 +2,40 @@
 """Wake-ups of every thread of a process over a window, per thread name, split
 into probe rounds and the time between them.
 
-usage: idle_wakeups.py PID SECONDS [INTERVAL_MS]
+usage: idle_wakeups.py PID SECONDS LOGFILE [INTERVAL_MS]
 
 Every INTERVAL_MS (default 100) it reads each thread's voluntary and
 involuntary context switches (/proc/PID/task/TID/status; a thread that sleeps
 and is woken again counts one voluntary switch). Reading /proc does not wake
 the process. A thread started during the window counts from 0; one that ended
-counts what it did until the last sample that saw it.
+counts what it did until the last sample that saw it; threads that came or
+went are listed (their wake-ups may hide between two samples).
 
-A probe round is the time a probe thread (comm `lifeline-probe…`) is awake:
-the samples in which one woke, merged when less than 6 s apart (a probe that
-waits out its 5 s timeout is one round), widened by one sample before (the
-timer that starts it) and 0.5 s after (the verdict published: state file,
-D-Bus, tray). Every other wake-up is "outside probe rounds": what the daemon
-does while nothing is probed.
+A probe round runs from the sample in which the daemon logged that a probe
+starts ("probing (" in LOGFILE, its debug log), widened by one sample before
+(the timer that starts it), to 0.5 s after the sample in which it logged the
+verdict ("probe ("): the state file, D-Bus and the tray are written then.
+Every other wake-up is "outside probe rounds": what the daemon does while
+nothing is probed.
 """
 import os, sys, time
 
-pid, window = int(sys.argv[1]), float(sys.argv[2])
-interval = (int(sys.argv[3]) if len(sys.argv) > 3 else 100) / 1000
+pid, window, logfile = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+interval = (int(sys.argv[4]) if len(sys.argv) > 4 else 100) / 1000
 base = "/proc/%d/task" % pid
+
+
+def probe_marks():
+    """How many probes the log says have started and ended so far."""
+    started = ended = 0
+    try:
+        with open(logfile, errors="replace") as f:
+            for line in f:
+                started += "probing (" in line
+                ended += "probe (" in line
+    except OSError:
+        pass
+    return started, ended
 
 
 def sample():
@@ -49,14 +63,17 @@ def sample():
 
 
 samples = []  # (time, {tid: (name, vol, inv)})
+marks = []  # (probes started, probes ended) at each sample
 start = time.monotonic()
 samples.append((0.0, sample()))
+marks.append(probe_marks())
 while True:
     next_at = start + len(samples) * interval
     if next_at - start > window:
         break
     time.sleep(max(0, next_at - time.monotonic()))
     samples.append((time.monotonic() - start, sample()))
+    marks.append(probe_marks())
 
 # Per interval i (between samples i-1 and i): each thread's new switches.
 deltas = []  # (t0, t1, {tid: (name, dvol, dinv)})
@@ -73,15 +90,20 @@ for i in range(1, len(samples)):
         names[tid] = name
     deltas.append((t0, t1, d))
 
-# Probe rounds: spans of intervals in which a probe thread woke.
-active = [(t0, t1) for t0, t1, d in deltas if any(n.startswith("lifeline-probe") and dv for n, dv, _ in d.values())]
+# Probe rounds: from the interval in which one started (one more before: its
+# timer) to 0.5 s after the interval in which its verdict was logged. A round
+# already under way when the window opens starts with it.
 rounds = []
-for t0, t1 in active:
-    if rounds and t0 - rounds[-1][1] < 6:
-        rounds[-1][1] = t1
-    else:
-        rounds.append([t0, t1])
-rounds = [(a - interval, b + 0.5) for a, b in rounds]
+open_round = 0.0 if marks[0][0] > marks[0][1] else None
+for i in range(1, len(samples)):
+    t0, t1 = samples[i - 1][0], samples[i][0]
+    if marks[i][0] > marks[i - 1][0] and open_round is None:
+        open_round = t0 - interval
+    if marks[i][1] > marks[i - 1][1] and open_round is not None:
+        rounds.append((open_round, t1 + 0.5))
+        open_round = None if marks[i][0] <= marks[i][1] else t1
+if open_round is not None:
+    rounds.append((open_round, samples[-1][0]))
 
 
 def in_round(t0, t1):
@@ -117,3 +139,7 @@ spans = ", ".join("%.1f s" % (b - a) for a, b in rounds)
 per_round = "%.1f per probe round" % (during / len(rounds)) if rounds else "no probe round"
 print("   probe rounds seen: %d (%s); in them %d wake-ups, %s" % (len(rounds), spans or "none", during, per_round))
 print("   outside probe rounds: %d = %.1f per 30 s interval" % (outside, outside * 30 / window))
+first, last = set(samples[0][1]), set(samples[-1][1])
+churn = sorted(set(names) - (first & last))
+if churn:
+    print("   threads that came or went: %s" % ", ".join("%s (%s)" % (names[t], t) for t in churn))

@@ -1,26 +1,60 @@
-import CEpoll
 import Glibc
 import LifelineCore
 
-/// Runs HTTP probes on a thread of their own, never on Swift's cooperative
-/// pool: a probe blocks for up to its timeout. Probes never overlap, so one
-/// thread serves them all; a cancelled probe is abandoned at once by its caller
-/// and its transfer stops at once, so the next probe does not queue behind it.
+/// Carries the probe's HTTP requests. A plain `http://` URL that no proxy
+/// applies to (the default check URL: one GET every 30 s, a 24-byte answer)
+/// goes through the probe's own small HTTP/1.1 client, so the idle daemon
+/// need not load libcurl and the libraries it brings; `https://`, any URL a
+/// proxy from the environment applies to, and every form the own client
+/// does not take stay with libcurl. `lifeline diagnose` makes the same
+/// choice, so its report matches what the daemon does.
 enum HTTPProber {
+    static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
+        if let url = ownClientURL(request.url) {
+            // Never blocks: its waits go through the process's descriptor
+            // waiter, so in the daemon the thread that wakes for the reply is
+            // the one that goes on with the probe.
+            return await PlainHTTPExchange.perform(request, url: url, waiter: DescriptorWaiting.current)
+        }
+        return await CurlThreads.fetch(request)
+    }
+
+    /// The URL when the own client takes it, nil when libcurl does.
+    static func ownClientURL(_ url: String, proxy: PlainHTTPProxy = .fromEnvironment()) -> PlainHTTPURL? {
+        guard let plain = PlainHTTPURL(url), !proxy.applies(to: plain.host) else { return nil }
+        return plain
+    }
+
+    /// `fetch` for a caller that may block (`lifeline diagnose` walks its
+    /// layers one after another on the main thread, never on a thread that
+    /// runs tasks): the calling thread waits for the answer.
+    static func fetchBlocking(_ request: HTTPRequest) -> Result<HTTPReply, CurlError> {
+        let answer = BlockingAnswer<Result<HTTPReply, CurlError>>()
+        Task { answer.give(await fetch(request)) }
+        return answer.take()
+    }
+}
+
+/// libcurl's transfers, on threads of their own, never on the threads that
+/// run tasks: `curl_easy_perform` blocks for up to the timeout. Probes never
+/// overlap, so one thread serves them all; a cancelled probe is abandoned at
+/// once by its caller and its transfer stops at once, so the next probe does
+/// not queue behind it.
+private enum CurlThreads {
     private static let thread = SerialThread(name: "lifeline-probe")
     /// IPv6 has its own, so the two families are probed side by side, one probe each at most.
     private static let thread6 = SerialThread(name: "lifeline-probe6")
 
     static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, CurlError> {
         let thread = request.family == .ipv6 ? thread6 : thread
-        let cancelled = ExchangeCancel()
+        let cancelled = CancelFlag()
         do {
             return try await withTaskCancellationHandler {
                 try await thread.run { () -> Result<HTTPReply, CurlError> in
                     do {
-                        return try HTTPTransport.perform(request, cancelled: cancelled)
+                        return try CurlEasy().perform(request, cancelled: cancelled)
                     } catch {
-                        // The client could not be set up (libcurl missing): nothing was sent,
+                        // libcurl could not be set up (not installed): nothing was sent,
                         // and it is no fault of the network's, so the layer named is HTTP's.
                         return .failure(CurlError(url: request.url, code: -1, kind: .other, message: "\(error)", stage: .exchanging))
                     }
@@ -34,52 +68,30 @@ enum HTTPProber {
     }
 }
 
-/// Which client carries a request. A plain `http://` URL that no proxy
-/// applies to (the default check URL: one GET every 30 s, a 24-byte answer)
-/// goes through the probe's own small HTTP/1.1 client, so the idle daemon
-/// need not load libcurl and the libraries it brings; `https://`, any URL a
-/// proxy from the environment applies to, and every form the own client
-/// does not take stay with libcurl. `lifeline diagnose` makes the same
-/// choice, so its report matches what the daemon does.
-enum HTTPTransport {
-    static func perform(_ request: HTTPRequest, cancelled: ExchangeCancel) throws -> Result<HTTPReply, CurlError> {
-        if let url = ownClientURL(request.url) {
-            return PlainHTTPExchange.perform(request, url: url, cancel: cancelled)
-        }
-        return try CurlEasy().perform(request, cancelled: cancelled.flag)
-    }
-
-    /// The URL when the own client takes it, nil when libcurl does.
-    static func ownClientURL(_ url: String, proxy: PlainHTTPProxy = .fromEnvironment()) -> PlainHTTPURL? {
-        guard let plain = PlainHTTPURL(url), !proxy.applies(to: plain.host) else { return nil }
-        return plain
-    }
-}
-
-/// Stops an exchange from another thread, whichever client carries it: sets
-/// the `CancelFlag` libcurl's transfer watches (and wakes its wait), and
-/// makes `wakeDescriptor` (an eventfd) readable for the own client's `poll`.
-final class ExchangeCancel: Sendable {
-    let flag = CancelFlag()
-    /// -1 when no eventfd could be made (out of descriptors): the flag alone
-    /// then stops the exchange at its deadline (`poll` ignores -1).
-    private let event: Int32
+/// One value handed from a task to a thread that blocks until it comes.
+private final class BlockingAnswer<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is written once before the semaphore is posted and
+    // read once after it is taken.
+    private var value: Value?
+    private let given: UnsafeMutablePointer<sem_t>
 
     init() {
-        event = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        given = .allocate(capacity: 1)
+        sem_init(given, 0, 0)
     }
 
     deinit {
-        if event >= 0 { close(event) }
+        sem_destroy(given)
+        given.deallocate()
     }
 
-    func set() {
-        flag.set()
-        if event >= 0 { _ = eventfd_write(event, 1) }
+    func give(_ value: Value) {
+        self.value = value
+        sem_post(given)
     }
 
-    var isSet: Bool { flag.isSet }
-
-    /// Readable once `set()` was called.
-    var wakeDescriptor: Int32 { event }
+    func take() -> Value {
+        while sem_wait(given) != 0 {}  // EINTR
+        return value!
+    }
 }

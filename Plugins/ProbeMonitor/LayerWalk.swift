@@ -178,10 +178,7 @@ private struct FamilyWalk {
         }
         check(.http) {
             let request = HTTPRequest(url: url, timeout: timeout, interface: "", family: v6 ? .ipv6 : .ipv4)
-            let result: Result<HTTPReply, CurlError>
-            do { result = try HTTPTransport.perform(request, cancelled: ExchangeCancel()) } catch {
-                return .fail("\(error)")
-            }
+            let result = HTTPProber.fetchBlocking(request)
             switch expectation.judge(result, facts: host.pathFacts(interface: interface)) {
             case .pong(let rtt): return .ok("expected reply in \(Int(rtt.rounded())) ms")
             case .unexpected(let why, let layer): return .fail(why, blame: layer)

@@ -12,14 +12,15 @@ enum PlainHTTPExchange {
         static let aborted = 42, interfaceFailed = 45, gotNothing = 52, sendError = 55, recvError = 56
     }
 
-    static func perform(_ request: HTTPRequest, url: PlainHTTPURL, cancel: ExchangeCancel) -> Result<HTTPReply, CurlError> {
+    static func perform(_ request: HTTPRequest, url: PlainHTTPURL, waiter: any DescriptorWaiter) async -> Result<HTTPReply, CurlError> {
         let start = ContinuousClock.now
         let deadline = start + request.timeout
         let connectDeadline = start + min(request.timeout, request.connectTimeout ?? request.timeout)
         func elapsedMs() -> Int { Int((ContinuousClock.now - start).milliseconds) }
         func failure(_ kind: CurlError.Kind, _ code: Int, _ message: String, _ stage: CurlError.Stage) -> Result<HTTPReply, CurlError> {
-            .failure(CurlError(url: request.url, code: code, kind: cancel.isSet ? .cancelled : kind,
-                               message: cancel.isSet ? "cancelled" : message, stage: stage))
+            let cancelled = Task.isCancelled
+            return .failure(CurlError(url: request.url, code: code, kind: cancelled ? .cancelled : kind,
+                                      message: cancelled ? "cancelled" : message, stage: stage))
         }
 
         // The name.
@@ -30,8 +31,8 @@ enum PlainHTTPExchange {
             }
             addresses = [literal]
         } else {
-            switch PlainHTTPLookup.resolve(url.host, port: url.port, family: request.family.addressFamily,
-                                           deadline: connectDeadline, cancel: cancel) {
+            switch await PlainHTTPLookup.resolve(url.host, port: url.port, family: request.family.addressFamily,
+                                                 deadline: connectDeadline, waiter: waiter) {
             case .found(let found): addresses = found
             case .failed: return failure(.dns, Code.couldNotResolve, "Could not resolve host: \(url.host)", .resolving)
             case .timedOut: return failure(.timeout, Code.timedOut, "Resolving timed out after \(elapsedMs()) milliseconds", .resolving)
@@ -47,7 +48,7 @@ enum PlainHTTPExchange {
             let last = i == addresses.count - 1
             let left = connectDeadline - ContinuousClock.now
             let until = last ? connectDeadline : ContinuousClock.now + left / 2
-            switch PlainHTTPSocket.connect(to: address, interface: request.interface, until: until, cancel: cancel) {
+            switch await PlainHTTPSocket.connect(to: address, interface: request.interface, until: until, waiter: waiter) {
             case .success(let connected):
                 fd = connected
             case .failure(.failed(let error)):
@@ -76,7 +77,7 @@ enum PlainHTTPExchange {
 
         // The request, then the reply.
         var reader = PlainHTTPReplyReader(host: url.host)
-        let sent = send(Self.requestBytes(url: url, userAgent: request.userAgent), on: fd, until: deadline, cancel: cancel)
+        let sent = await send(Self.requestBytes(url: url, userAgent: request.userAgent), on: fd, until: deadline, waiter: waiter)
         switch sent {
         case .ready: break
         case .timedOut:
@@ -88,7 +89,7 @@ enum PlainHTTPExchange {
         }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         reading: while true {
-            switch PlainHTTPSocket.wait(for: fd, events: Int16(POLLIN), until: deadline, cancel: cancel) {
+            switch await waiter.wait(for: fd, events: Int16(POLLIN), until: deadline) {
             case .timedOut:
                 return failure(.timeout, Code.timedOut,
                                "Operation timed out after \(elapsedMs()) milliseconds with \(reader.received) bytes received", .exchanging)
@@ -141,7 +142,8 @@ enum PlainHTTPExchange {
 
     private enum Sent { case ready, timedOut, cancelled, failed(Int32) }
 
-    private static func send(_ bytes: [UInt8], on fd: Int32, until deadline: ContinuousClock.Instant, cancel: ExchangeCancel) -> Sent {
+    private static func send(_ bytes: [UInt8], on fd: Int32, until deadline: ContinuousClock.Instant,
+                             waiter: any DescriptorWaiter) async -> Sent {
         var offset = 0
         while offset < bytes.count {
             // MSG_NOSIGNAL: a server that closed early is an error here, not a SIGPIPE.
@@ -151,7 +153,7 @@ enum PlainHTTPExchange {
                 continue
             }
             guard n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return .failed(n < 0 ? errno : EPIPE) }
-            switch PlainHTTPSocket.wait(for: fd, events: Int16(POLLOUT), until: deadline, cancel: cancel) {
+            switch await waiter.wait(for: fd, events: Int16(POLLOUT), until: deadline) {
             case .ready: continue
             case .timedOut: return .timedOut
             case .cancelled: return .cancelled

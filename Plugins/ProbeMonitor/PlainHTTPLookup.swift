@@ -1,5 +1,6 @@
 import CEpoll
 import Glibc
+import LifelineCore
 import Synchronization
 
 /// One socket address as `connect` takes it.
@@ -62,8 +63,8 @@ final class PlainHTTPLookup: @unchecked Sendable {
     private let port: Int
     private let family: Int32
     private let answer = Mutex<Outcome?>(nil)
-    /// An eventfd the thread signals when the answer is in; the waiter
-    /// polls it with the probe's cancellation.
+    /// An eventfd the thread signals when the answer is in, which the probe
+    /// waits for.
     private let done: Int32
 
     private init?(name: String, port: Int, family: Int32) {
@@ -80,15 +81,14 @@ final class PlainHTTPLookup: @unchecked Sendable {
     }
 
     /// The addresses of `name` (of `family`: AF_UNSPEC, AF_INET or AF_INET6),
-    /// waited for until `deadline` or until `cancel` is set.
+    /// waited for until `deadline` or until the task is cancelled.
     static func resolve(_ name: String, port: Int, family: Int32, deadline: ContinuousClock.Instant,
-                        cancel: ExchangeCancel) -> Outcome {
+                        waiter: any DescriptorWaiter) async -> Outcome {
         guard let lookup = PlainHTTPLookup(name: name, port: port, family: family) else {
             return .failed(String(cString: strerror(errno)))
         }
         guard lookup.start() else { return .failed("could not start a thread for the lookup") }
-        let outcome = PlainHTTPSocket.wait(for: lookup.done, events: Int16(POLLIN), until: deadline, cancel: cancel)
-        switch outcome {
+        switch await waiter.wait(for: lookup.done, events: Int16(POLLIN), until: deadline) {
         case .ready: return lookup.answer.withLock { $0 } ?? .timedOut
         case .timedOut: return lookup.answer.withLock { $0 } ?? .timedOut
         case .cancelled: return .cancelled

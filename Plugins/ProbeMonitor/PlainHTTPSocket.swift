@@ -1,33 +1,10 @@
 import Glibc
 import LifelineCore
 
-/// The socket side of the probe's own client: waits bounded by a deadline and
-/// cut short by a cancellation, a non-blocking connect, and the binding to an
-/// interface as libcurl's `CURLOPT_INTERFACE` does it with a name.
+/// The socket side of the probe's own client: a non-blocking connect whose
+/// wait is bounded by a deadline and ends when the task is cancelled, and the
+/// binding to an interface as libcurl's `CURLOPT_INTERFACE` does it with a name.
 enum PlainHTTPSocket {
-    enum Wait: Equatable { case ready, timedOut, cancelled }
-
-    /// Waits until `fd` has `events`, the deadline passes, or `cancel` is set;
-    /// one `poll` for the whole wait (no periodic wake-up): the cancellation
-    /// wakes it through its own descriptor.
-    static func wait(for fd: Int32, events: Int16, until deadline: ContinuousClock.Instant, cancel: ExchangeCancel) -> Wait {
-        while true {
-            if cancel.isSet { return .cancelled }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return .timedOut }
-            // Rounded up: a wait that ends before the deadline would only wait again.
-            let ms = Int32(clamping: Int(left.milliseconds.rounded(.up)))
-            var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: cancel.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, 2, ms)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .ready  // the caller's next call on `fd` says what is wrong
-            }
-            if fds[1].revents != 0 { return .cancelled }
-            if fds[0].revents != 0 { return .ready }
-        }
-    }
-
     enum ConnectFailure: Error, Equatable {
         case failed(errno: Int32)
         /// Bound to an interface that has no address of this family.
@@ -38,7 +15,7 @@ enum PlainHTTPSocket {
     /// A connected, non-blocking TCP socket to `address`, bound to `interface`
     /// when one is named, within `deadline`.
     static func connect(to address: SocketAddress, interface: String, until deadline: ContinuousClock.Instant,
-                        cancel: ExchangeCancel) -> Result<Int32, ConnectFailure> {
+                        waiter: any DescriptorWaiter) async -> Result<Int32, ConnectFailure> {
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(.failed(errno: errno)) }
         func fail(_ failure: ConnectFailure) -> Result<Int32, ConnectFailure> {
@@ -49,7 +26,7 @@ enum PlainHTTPSocket {
         let started = address.withSockaddr { Glibc.connect(fd, $0, $1) }
         if started != 0 {
             guard errno == EINPROGRESS else { return fail(.failed(errno: errno)) }
-            switch wait(for: fd, events: Int16(POLLOUT), until: deadline, cancel: cancel) {
+            switch await waiter.wait(for: fd, events: Int16(POLLOUT), until: deadline) {
             case .timedOut: return fail(.timedOut)
             case .cancelled: return fail(.cancelled)
             case .ready: break

@@ -178,6 +178,7 @@ public struct ProbeMonitor: Monitor {
         // Each family with a default route is probed on its own, side by side:
         // IPv6 can be broken while IPv4 works.
         let families: [Config.Family] = config.family == .any ? files.defaultRouteFamilies(interface: interface) : [config.family]
+        context.logger.debug("probing (\(cause))")
         let timeout = self.timeout(for: cause)
         // While the check server's answer on this path stands, a connection that
         // does not come up within its usual time means the answer is gone: that

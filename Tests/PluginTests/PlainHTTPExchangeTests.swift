@@ -8,43 +8,46 @@ import Testing
 /// The own client's exchange on real loopback sockets: a cancellation wakes it
 /// at once, a closed port is refused, a name-free address needs no lookup.
 @Suite struct PlainHTTPExchangeTests {
-    /// Runs one exchange on a thread of its own; `result` is set when it returns.
+    /// Runs one exchange in a task of its own; `result` is set when it returns.
     final class Running: Sendable {
-        let result = Mutex<Result<HTTPReply, CurlError>?>(nil)
-        let thread = SerialThread(name: "test-plainhttp")
+        final class Outcome: Sendable {
+            let result = Mutex<Result<HTTPReply, CurlError>?>(nil)
+        }
+        let outcome = Outcome()
+        let task: Task<Void, Never>
 
-        init(_ request: HTTPRequest, cancel: ExchangeCancel) {
+        init(_ request: HTTPRequest, waiter: any DescriptorWaiter = PollingThreadWaiter()) {
             let url = PlainHTTPURL(request.url)!
-            thread.perform { [self] in
-                let r = PlainHTTPExchange.perform(request, url: url, cancel: cancel)
-                result.withLock { $0 = r }
+            let outcome = self.outcome
+            task = Task {
+                let r = await PlainHTTPExchange.perform(request, url: url, waiter: waiter)
+                outcome.result.withLock { $0 = r }
             }
         }
 
-        deinit { thread.stop() }
+        deinit { task.cancel() }
 
         /// The result, waited for in 5 ms steps for at most `limit`.
         func wait(limit: Duration = .seconds(5)) -> Result<HTTPReply, CurlError>? {
             let deadline = ContinuousClock.now + limit
             while ContinuousClock.now < deadline {
-                if let r = result.withLock({ $0 }) { return r }
+                if let r = outcome.result.withLock({ $0 }) { return r }
                 usleep(5_000)
             }
-            return result.withLock { $0 }
+            return outcome.result.withLock { $0 }
         }
     }
 
     @Test func cancellingMidExchangeStopsAtOnce() throws {
         let server = try CurlTests.SilentServer()
-        let cancel = ExchangeCancel()
-        let running = Running(HTTPRequest(url: "http://127.0.0.1:\(server.port)/check", timeout: .seconds(20)), cancel: cancel)
+        let running = Running(HTTPRequest(url: "http://127.0.0.1:\(server.port)/check", timeout: .seconds(20)))
         guard let client = server.awaitRequest() else {
-            cancel.set()
+            running.task.cancel()
             Issue.record("the probe's request never came")
             return
         }
         // The request is out and the client waits for the reply: cancel it.
-        cancel.set()
+        running.task.cancel()
         let closed = CurlTests.millisecondsUntilClosed(client)
         #expect(closed.map { $0 < 80 } == true, "closed its connection after \(closed.map { "\($0) ms" } ?? "more than 5 s")")
         guard case .failure(let error)? = running.wait(limit: .seconds(1)) else {
@@ -68,7 +71,7 @@ import Testing
         }
         try #require(bound)
         let port = UInt16(bigEndian: address.sin_port)
-        let running = Running(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: .seconds(5)), cancel: ExchangeCancel())
+        let running = Running(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeout: .seconds(5)))
         guard case .failure(let error)? = running.wait() else {
             Issue.record("a closed port did not fail")
             return
@@ -81,7 +84,7 @@ import Testing
 
     @Test func anIPv6AddressIsRefusedForAnIPv4OnlyProbe() throws {
         let request = HTTPRequest(url: "http://[::1]:9/", timeout: .seconds(1), family: .ipv4)
-        let running = Running(request, cancel: ExchangeCancel())
+        let running = Running(request)
         guard case .failure(let error)? = running.wait() else {
             Issue.record("no failure")
             return

@@ -228,15 +228,15 @@ import Testing
         // HTTP_PROXY is never read for http:// (a CGI program gets a request's Proxy: header in it).
         let upper = proxy(["HTTP_PROXY": "http://ignored:3128"])
         #expect(upper == PlainHTTPProxy(httpProxy: nil, allProxy: nil, noProxy: nil))
-        #expect(HTTPTransport.ownClientURL("http://check.example/", proxy: upper) != nil)
+        #expect(HTTPProber.ownClientURL("http://check.example/", proxy: upper) != nil)
         // Empty is unset: ALL_PROXY then counts.
         let all = proxy(["http_proxy": "", "all_proxy": "", "ALL_PROXY": "http://all:3128"])
         #expect(all == PlainHTTPProxy(httpProxy: nil, allProxy: "http://all:3128", noProxy: nil))
-        #expect(HTTPTransport.ownClientURL("http://check.example/", proxy: all) == nil)
+        #expect(HTTPProber.ownClientURL("http://check.example/", proxy: all) == nil)
         let excepted = proxy(["http_proxy": "http://p:3128", "no_proxy": "", "NO_PROXY": "example"])
-        #expect(HTTPTransport.ownClientURL("http://check.example/", proxy: excepted) != nil)
-        #expect(HTTPTransport.ownClientURL("http://check.other/", proxy: excepted) == nil)
+        #expect(HTTPProber.ownClientURL("http://check.example/", proxy: excepted) != nil)
+        #expect(HTTPProber.ownClientURL("http://check.other/", proxy: excepted) == nil)
         // https is libcurl's whatever the environment says.
-        #expect(HTTPTransport.ownClientURL("https://check.example/", proxy: upper) == nil)
+        #expect(HTTPProber.ownClientURL("https://check.example/", proxy: upper) == nil)
     }
 }
