@@ -252,7 +252,12 @@ import Testing
             while !waiting.load(ordering: .acquiring) {}
             for _ in 0..<(round % 30) * 20 { _ = waiting.load(ordering: .relaxed) }
             task.cancel()
-            #expect(await task.value == .cancelled)
+            // Bounded: a wait that missed its cancellation would hang here; the
+            // executor's stop ends it.
+            let ended = Locked<DescriptorWait?>(nil)
+            Task { let result = await task.value; ended.withLock { $0 = result } }
+            guard await Harness.waitUntil("round \(round)'s wait to end", { ended.withLock { $0 } != nil }) else { return }
+            #expect(ended.withLock { $0 } == .cancelled)
         }
         #expect(executor.watchCount == 0)
     }
