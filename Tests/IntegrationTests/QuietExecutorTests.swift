@@ -191,6 +191,21 @@ import Testing
         #expect(executor.watchCount == 0)
     }
 
+    /// A peer that hung up (the write end closed) ends a wait for reading, as
+    /// an error would: the next read says which.
+    @Test func aHangUpEndsTheWait() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-hup")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { close(pipe.read) }
+        let task = Task(executorPreference: executor) {
+            await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(60))
+        }
+        await Harness.waitUntil("the wait to start") { executor.watchCount == 1 }
+        close(pipe.write)
+        #expect(await task.value == .ready)
+    }
+
     @Test func aWaitEndsAtItsDeadlineAndNotBefore() async throws {
         let executor = try QuietExecutor(threads: 2, name: "qe-deadline")
         defer { executor.stop() }
