@@ -191,6 +191,28 @@ import Testing
         #expect(executor.watchCount == 0)
     }
 
+    /// Two tasks waiting for the same descriptor at once (one reads while
+    /// another writes, say) both wait, and both see it ready; the duplicate
+    /// the second one is watched through is closed when its wait ends.
+    @Test func twoWaitsForOneDescriptorBothEnd() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-twice")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let openBefore = Self.openDescriptors(of: pipe.read)
+        let waits = (0..<2).map { _ in
+            Task(executorPreference: executor) {
+                await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(60))
+            }
+        }
+        await Harness.waitUntil("both waits to start") { executor.watchCount == 2 }
+        pipe.writeByte()
+        for wait in waits { #expect(await wait.value == .ready) }
+        #expect(executor.watchCount == 0)
+        let openAfter = Self.openDescriptors(of: pipe.read)
+        #expect(openAfter == openBefore, "descriptors of the pipe: \(openBefore) → \(openAfter)")
+    }
+
     /// A peer that hung up (the write end closed) ends a wait for reading, as
     /// an error would: the next read says which.
     @Test func aHangUpEndsTheWait() async throws {
@@ -409,6 +431,17 @@ import Testing
     private static func sleep(pastBoottime deadline: Int64) async throws {
         let left = deadline - QuietPool<() -> Void>.Timebase.boottime.now()
         if left > 0 { try await Task.sleep(for: .nanoseconds(left)) }
+    }
+
+    /// The numbers of this process's descriptors open on the same pipe,
+    /// socket or file as `fd`.
+    static func openDescriptors(of fd: Int32) -> Set<String> {
+        func target(_ number: String) -> String? {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(number)")
+        }
+        guard let wanted = target(String(fd)) else { return [] }
+        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(numbers.filter { target($0) == wanted })
     }
 
     /// The calling thread's name.
