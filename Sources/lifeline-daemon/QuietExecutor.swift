@@ -1,5 +1,8 @@
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
+import CEpoll
 import Glibc
+import LifelineCore
+import Synchronization
 
 /// The daemon's default executor: where every task that no actor owns runs,
 /// and where `Task.sleep` waits.
@@ -11,7 +14,10 @@ import Glibc
 /// cost two more wake-ups of libdispatch's event thread around each timer.
 ///
 /// This one is a fixed pool (one thread per CPU, at least two) that sleeps
-/// until a job is ready or the earliest deadline comes (`QuietPool`). Jobs run
+/// until a job is ready, the earliest deadline comes, or a descriptor a task
+/// waits for is ready (`QuietPool`). It is also the daemon's
+/// `DescriptorWaiter`: a task waiting for a socket holds no thread, and the
+/// reply wakes one pool thread, which goes on with the task. Jobs run
 /// in the order they were enqueued, whatever their priority, so none waits
 /// behind a later one; the daemon's jobs are short (blocking work has threads
 /// of its own), so first come, first served is fair enough.
@@ -29,10 +35,13 @@ final class QuietExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable
         }
     }
 
-    /// Makes a `QuietExecutor` the process's default executor. Call it first
-    /// thing in `main`, before any task exists.
-    static func install() {
+    /// Makes a `QuietExecutor` the process's default executor, and returns it;
+    /// nil if no thread could start and the platform's runs instead. Call it
+    /// first thing in `main`, before any task exists.
+    @discardableResult
+    static func install() -> QuietExecutor? {
         _createExecutors(factory: QuietExecutors.self)
+        return QuietExecutors.defaultExecutor as? QuietExecutor
     }
 
     /// One thread per CPU, at least two, as Swift's own pool has.
@@ -44,6 +53,11 @@ final class QuietExecutor: TaskExecutor, SchedulingExecutor, @unchecked Sendable
     /// daemon's executor lives as long as the process).
     func stop() {
         pool.stop()
+    }
+
+    /// How many descriptor waits have not ended yet (for tests).
+    var watchCount: Int {
+        pool.watchCount
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
@@ -87,4 +101,59 @@ struct QuietExecutors: ExecutorFactory {
     static let mainExecutor: any MainExecutor = PlatformExecutorFactory.mainExecutor
     static let defaultExecutor: any TaskExecutor =
         (try? QuietExecutor(threads: QuietExecutor.defaultThreads)) ?? PlatformExecutorFactory.defaultExecutor
+}
+
+extension QuietExecutor: DescriptorWaiter {
+    func wait(for fd: Int32, events: Int16, until deadline: ContinuousClock.Instant) async -> DescriptorWait {
+        if Task.isCancelled { return .cancelled }
+        // ContinuousClock counts the time suspended, as CLOCK_BOOTTIME does.
+        let left = Self.nanoseconds(ContinuousClock.now.duration(to: deadline))
+        let (at, overflow) = QuietPool<UnownedJob>.Timebase.boottime.now().addingReportingOverflow(left)
+        var watched: UInt32 = 0
+        if events & Int16(POLLIN) != 0 { watched |= EPOLLIN.rawValue }
+        if events & Int16(POLLOUT) != 0 { watched |= EPOLLOUT.rawValue }
+        let state = WatchState()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let token = pool.watch(fd, events: watched, until: overflow ? .max : at, on: .boottime) {
+                    continuation.resume(returning: $0)
+                }
+                // Cancelled while the watch was being made: `onCancel` found no
+                // token to cancel, so it is cancelled here.
+                if !state.started(token) { pool.cancelWatch(token) }
+            }
+        } onCancel: {
+            if let token = state.cancel() { pool.cancelWatch(token) }
+        }
+    }
+}
+
+/// Where one wait stands, shared between the waiting task and its cancellation
+/// handler, which may run first, on another thread.
+private final class WatchState: Sendable {
+    private enum Stage {
+        case starting
+        case watching(WatchToken)
+        case cancelled
+    }
+
+    private let stage = Mutex(Stage.starting)
+
+    /// Records the watch's token; false if the task was cancelled before.
+    func started(_ token: WatchToken) -> Bool {
+        stage.withLock { stage in
+            if case .cancelled = stage { return false }
+            stage = .watching(token)
+            return true
+        }
+    }
+
+    /// The watch to cancel, if it has started.
+    func cancel() -> WatchToken? {
+        stage.withLock { stage in
+            defer { stage = .cancelled }
+            if case .watching(let token) = stage { return token }
+            return nil
+        }
+    }
 }

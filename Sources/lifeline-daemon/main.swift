@@ -24,8 +24,9 @@ guard let options = DaemonOptions(arguments) else {
 // The user's language is read here, while only one thread runs: setlocale is
 // not safe once the sinks' threads exist.
 _ = Translator.user
-// Before any task exists: tasks and sleeps run on threads that wake only for work.
-QuietExecutor.install()
+// Before any task exists: tasks and sleeps run on threads that wake only for
+// work, and a task waiting for a socket is woken by those same threads.
+if let executor = QuietExecutor.install() { DescriptorWaiting.install(executor) }
 let logger = DaemonLogging.bootstrap()
 logger.debug("random-access advice on \(advice.advised) file mappings\(advice.error.map { "; \($0)" } ?? "")")
 // The daemon runs in a task, and this thread waits for good. Ending it instead,

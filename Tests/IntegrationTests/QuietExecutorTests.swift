@@ -1,5 +1,7 @@
+import CEpoll
 import Foundation
 @testable import lifeline_daemon
+import LifelineCore
 import Synchronization
 import Testing
 
@@ -169,6 +171,229 @@ import Testing
         #expect(wakes == 1, "wake-ups for one job from a slow pusher: \(before) → \(after)")
     }
 
+    // MARK: - Waiting for descriptors
+
+    @Test func aReadablePipeEndsTheWaitOnAPoolThread() async throws {
+        let name = "qe-pipe-\(UInt16.random(in: 0...UInt16.max))"
+        let executor = try QuietExecutor(threads: 2, name: name)
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let task = Task(executorPreference: executor) {
+            let result = await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(60))
+            return (result, Self.threadName())
+        }
+        await Harness.waitUntil("the wait to start") { executor.watchCount == 1 }
+        pipe.writeByte()
+        let (result, thread) = await task.value
+        #expect(result == .ready)
+        #expect(thread == name, "the task went on on thread \(thread)")
+        #expect(executor.watchCount == 0)
+    }
+
+    /// Two tasks waiting for the same descriptor at once (one reads while
+    /// another writes, say) both wait, and both see it ready; the duplicate
+    /// the second one is watched through is closed when its wait ends.
+    @Test func twoWaitsForOneDescriptorBothEnd() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-twice")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let openBefore = Self.openDescriptors(of: pipe.read)
+        let waits = (0..<2).map { _ in
+            Task(executorPreference: executor) {
+                await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(60))
+            }
+        }
+        await Harness.waitUntil("both waits to start") { executor.watchCount == 2 }
+        pipe.writeByte()
+        for wait in waits { #expect(await wait.value == .ready) }
+        #expect(executor.watchCount == 0)
+        let openAfter = Self.openDescriptors(of: pipe.read)
+        #expect(openAfter == openBefore, "descriptors of the pipe: \(openBefore) → \(openAfter)")
+    }
+
+    /// A peer that hung up (the write end closed) ends a wait for reading, as
+    /// an error would: the next read says which.
+    @Test func aHangUpEndsTheWait() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-hup")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { close(pipe.read) }
+        let task = Task(executorPreference: executor) {
+            await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(60))
+        }
+        await Harness.waitUntil("the wait to start") { executor.watchCount == 1 }
+        close(pipe.write)
+        #expect(await task.value == .ready)
+    }
+
+    @Test func aWaitEndsAtItsDeadlineAndNotBefore() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-deadline")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(200)
+        let task = Task(executorPreference: executor) {
+            let result = await executor.wait(for: pipe.read, events: Int16(POLLIN), until: deadline)
+            return (result, clock.now)
+        }
+        let (result, ended) = await task.value
+        #expect(result == .timedOut)
+        #expect(ended >= deadline, "ended \(deadline - ended) before its deadline")
+        // Not a timing: "at its deadline" against a wait that would last forever.
+        #expect(ended - deadline < .seconds(5))
+        #expect(executor.watchCount == 0)
+    }
+
+    @Test func cancellingTheWaitingTaskEndsItsWaitAtOnce() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-wcancel")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let clock = ContinuousClock()
+        let task = Task(executorPreference: executor) {
+            await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(600))
+        }
+        await Harness.waitUntil("the wait to start") { executor.watchCount == 1 }
+        let cancelled = clock.now
+        task.cancel()
+        #expect(await task.value == .cancelled)
+        #expect(clock.now - cancelled < .seconds(5))
+        #expect(executor.watchCount == 0, "the cancelled wait is still watched")
+
+        // Cancelled before it waits: no watch is made at all.
+        let early = Task(executorPreference: executor) {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(600))
+        }
+        #expect(await early.value == .cancelled)
+        #expect(executor.watchCount == 0)
+    }
+
+    /// Cancelled while the watch is being made, from another thread: however the
+    /// two fall, the wait ends, once, and leaves no watch behind.
+    @Test func cancellingWhileTheWaitStartsNeverHangs() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-race")
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        for round in 0..<300 {
+            let waiting = Atomic(false)
+            let task = Task(executorPreference: executor) {
+                waiting.store(true, ordering: .releasing)
+                return await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(600))
+            }
+            // Cancelled as the wait starts, a little later each round.
+            while !waiting.load(ordering: .acquiring) {}
+            for _ in 0..<(round % 30) * 20 { _ = waiting.load(ordering: .relaxed) }
+            task.cancel()
+            // Bounded: a wait that missed its cancellation would hang here; the
+            // executor's stop ends it.
+            let ended = Locked<DescriptorWait?>(nil)
+            Task { let result = await task.value; ended.withLock { $0 = result } }
+            guard await Harness.waitUntil("round \(round)'s wait to end", { ended.withLock { $0 } != nil }) else { return }
+            #expect(ended.withLock { $0 } == .cancelled)
+        }
+        #expect(executor.watchCount == 0)
+    }
+
+    /// epoll refuses a regular file (EPERM) and a descriptor that is not open
+    /// (EBADF): the wait ends at once, and the caller's next read says why.
+    @Test func aDescriptorEpollCannotWatchIsReadyAtOnce() async throws {
+        let executor = try QuietExecutor(threads: 2, name: "qe-file")
+        defer { executor.stop() }
+        let file = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)
+        try #require(file >= 0)
+        defer { close(file) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let results = await Task(executorPreference: executor) {
+            [await executor.wait(for: file, events: Int16(POLLIN), until: .now + .seconds(600)),
+             await executor.wait(for: -1, events: Int16(POLLIN), until: .now + .seconds(600))]
+        }.value
+        #expect(results == [.ready, .ready])
+        #expect(clock.now - started < .seconds(5))
+        #expect(executor.watchCount == 0)
+    }
+
+    /// The reason the pool watches descriptors: a reply on a socket a task
+    /// waits for wakes one pool thread, once, and that thread goes on with the
+    /// task (no thread of its own that polls, then wakes another).
+    @Test func aReadableDescriptorWakesOnePoolThreadOnce() async throws {
+        let name = "qe-wake-\(UInt16.random(in: 0...UInt16.max))"
+        let executor = try QuietExecutor(threads: 2, name: name)
+        defer { executor.stop() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let task = Task(executorPreference: executor) {
+            await executor.wait(for: pipe.read, events: Int16(POLLIN), until: .now + .seconds(60))
+        }
+        await Harness.waitUntil("the wait to start") { executor.watchCount == 1 }
+        let before = await Self.settled(name)
+        pipe.writeByte()
+        #expect(await task.value == .ready)
+        let after = await Self.settled(name)
+        let wakes = Self.wakes(from: before, to: after)
+        #expect(wakes == 1, "wake-ups for one readable descriptor: \(before) → \(after)")
+    }
+
+    /// A watch that ended, whether its descriptor became ready or it was
+    /// cancelled, takes its deadline with it: no thread wakes when that
+    /// deadline comes.
+    @Test func anEndedWatchWakesNoThreadAtItsOldDeadline() async throws {
+        let name = "qe-stale-\(UInt16.random(in: 0...UInt16.max))"
+        let ran = Locked(0)
+        let pool = try await Self.settledPool(name: name, counting: ran)
+        defer { pool.stop() }
+        typealias Base = QuietPool<() -> Void>.Timebase
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let results = Locked<[DescriptorWait]>([])
+
+        // Ends because the pipe is readable: one wake-up for that, none after.
+        let readyDeadline = Base.boottime.now() + 600_000_000
+        pool.watch(pipe.read, events: EPOLLIN.rawValue, until: readyDeadline, on: .boottime) { result in
+            results.withLock { $0.append(result) }
+        }
+        let beforeReady = await Self.settled(name)
+        pipe.writeByte()
+        await Harness.waitUntil("the watch to end") { results.withLock { $0.count } == 1 }
+        let afterReady = await Self.settled(name)
+        #expect(Self.wakes(from: beforeReady, to: afterReady) == 1, "wake-ups for the readable pipe: \(beforeReady) → \(afterReady)")
+        try await Self.sleep(pastBoottime: readyDeadline + 300_000_000)
+        let afterOldDeadline = Self.switches(of: name)
+        #expect(afterOldDeadline == afterReady, "woke at the deadline of a watch that had ended: \(afterReady) → \(afterOldDeadline)")
+
+        // Cancelled: no wake-up at all, neither for the cancel nor at its deadline.
+        pipe.drain()
+        let cancelDeadline = Base.boottime.now() + 600_000_000
+        let token = pool.watch(pipe.read, events: EPOLLIN.rawValue, until: cancelDeadline, on: .boottime) { result in
+            results.withLock { $0.append(result) }
+        }
+        let beforeCancel = await Self.settled(name)
+        pool.cancelWatch(token)
+        try await Self.sleep(pastBoottime: cancelDeadline + 300_000_000)
+        let afterCancel = Self.switches(of: name)
+        #expect(afterCancel == beforeCancel, "woke for a cancelled watch: \(beforeCancel) → \(afterCancel)")
+        #expect(results.withLock { $0 } == [.ready, .cancelled])
+        #expect(pool.watchCount == 0)
+    }
+
+    @Test func stoppingThePoolCancelsItsWatches() async throws {
+        let pool = try QuietPool<() -> Void>(threads: 2, name: "qe-wstop") { $0() }
+        let pipe = try Pipe.make()
+        defer { pipe.close() }
+        let results = Locked<[DescriptorWait]>([])
+        pool.watch(pipe.read, events: EPOLLIN.rawValue, until: .max, on: .monotonic) { result in
+            results.withLock { $0.append(result) }
+        }
+        pool.stop()
+        #expect(results.withLock { $0 } == [.cancelled])
+        #expect(pool.watchCount == 0)
+    }
+
     @Test func durationsBecomeWholeNanosecondsRoundedUp() {
         #expect(QuietExecutor.nanoseconds(.zero) == 0)
         #expect(QuietExecutor.nanoseconds(.nanoseconds(1)) == 1)
@@ -188,6 +413,52 @@ import Testing
         await Harness.waitUntil("both threads named") { Self.switches(of: name).count == 2 }
         try await Task.sleep(for: .milliseconds(100))  // let the thread that ran it go back to sleep
         return pool
+    }
+
+    /// The voluntary context switches of the threads named `name` once they are
+    /// all asleep and stay so.
+    private static func settled(_ name: String) async -> [String: Int] {
+        var last = switches(of: name)
+        _ = await Harness.waitUntil("the threads to sleep") {
+            let now = switches(of: name)
+            defer { last = now }
+            return now == last && states(of: name).allSatisfy { $0 == "S" }
+        }
+        return last
+    }
+
+    /// Lets time pass until CLOCK_BOOTTIME reads `deadline` (ns): a window to count wake-ups over.
+    private static func sleep(pastBoottime deadline: Int64) async throws {
+        let left = deadline - QuietPool<() -> Void>.Timebase.boottime.now()
+        if left > 0 { try await Task.sleep(for: .nanoseconds(left)) }
+    }
+
+    /// The numbers of this process's descriptors open on the same pipe,
+    /// socket or file as `fd`.
+    static func openDescriptors(of fd: Int32) -> Set<String> {
+        func target(_ number: String) -> String? {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(number)")
+        }
+        guard let wanted = target(String(fd)) else { return [] }
+        let numbers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(numbers.filter { target($0) == wanted })
+    }
+
+    /// The calling thread's name.
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+    }
+
+    /// The scheduler states (R, S, D…) of this process's threads named `name`.
+    static func states(of name: String) -> [Character] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { task in
+            let stat = (try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8)) ?? ""
+            // "pid (comm) state …": comm may hold spaces or parentheses, so cut at the last ')'.
+            guard let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"), open < close,
+                  stat[stat.index(after: open)..<close] == name.prefix(15) else { return nil }
+            return stat[stat.index(after: close)...].first { $0 != " " }
+        }
     }
 
     /// Wake-ups (voluntary context switches) of all threads between two counts.
@@ -221,4 +492,35 @@ private final class Locked<Value: Sendable>: Sendable {
 private actor Tally {
     var seen: [Int: Int] = [:]
     func add(_ index: Int) { seen[index, default: 0] += 1 }
+}
+
+/// Both ends of a pipe, non-blocking.
+private struct Pipe {
+    let read: Int32
+    let write: Int32
+
+    static func make() throws -> Pipe {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        return Pipe(read: fds[0], write: fds[1])
+    }
+
+    func writeByte() {
+        var byte: UInt8 = 1
+        _ = Glibc.write(write, &byte, 1)
+    }
+
+    func drain() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(read, &bytes, bytes.count) > 0 {}
+    }
+
+    func close() {
+        _ = Glibc.close(read)
+        _ = Glibc.close(write)
+    }
 }
