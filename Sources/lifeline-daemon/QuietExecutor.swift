@@ -106,6 +106,11 @@ struct QuietExecutors: ExecutorFactory {
 extension QuietExecutor: DescriptorWaiter {
     func wait(for fd: Int32, events: Int16, until deadline: ContinuousClock.Instant) async -> DescriptorWait {
         if Task.isCancelled { return .cancelled }
+        // Ready already (a connect that completed as it was made, a reply
+        // read in parts): the task goes on at once. Watched, it would wake
+        // the timekeeper, another thread, for what this one can see now.
+        var now = pollfd(fd: fd, events: events, revents: 0)
+        if poll(&now, 1, 0) > 0 { return .ready }
         // ContinuousClock counts the time suspended, as CLOCK_BOOTTIME does.
         let left = Self.nanoseconds(ContinuousClock.now.duration(to: deadline))
         let (at, overflow) = QuietPool<UnownedJob>.Timebase.boottime.now().addingReportingOverflow(left)

@@ -8,8 +8,7 @@ import Testing
 /// woken and then waking another to hand its result over), and the counter
 /// watcher, backed off, samples right after the result on that same thread.
 /// Counted with the kernel's voluntary context switches of every thread of
-/// the daemon; no thread comes or goes meanwhile (a short-lived one would
-/// hide its wake-ups from the count).
+/// the daemon; no thread comes meanwhile.
 @Suite(.serialized) struct QuietProbeRoundTests {
     @Test func anIdleProbeRoundWakesTheDaemonTwice() async throws {
         guard Harness.available(.rootAnd(["ip", "nft", "python3", "dbus-daemon"])) else { return }
@@ -41,7 +40,10 @@ import Testing
         let after = ThreadSwitches(pid: pid)
         let rounds = lab.requests(.ok).count - requestsBefore
         #expect(rounds >= 4, "only \(rounds) probe rounds in 12 s")
-        #expect(Set(after.byThread.keys) == Set(before.byThread.keys), "threads came or went: \(before.names) → \(after.names)")
+        // No thread came: one started for a round would take its wake-ups with
+        // it when it ends. (One may go: libdispatch ends its idle worker a
+        // few seconds after start-up, where the signal handlers ran.)
+        #expect(Set(after.byThread.keys).isSubset(of: before.byThread.keys), "threads came: \(before.names) → \(after.names)")
         let woken = after.byThread.values.reduce(0, +) - before.byThread.values.reduce(0, +)
         let byName = after.byName.map { name, count in (name, count - (before.byName[name] ?? 0)) }.filter { $0.1 > 0 }
         // Two per round; a round cut by the window's edges may add two.
