@@ -1,8 +1,9 @@
 import LifelineCore
 import Synchronization
 
-/// `probe` monitor: the ping-pong. An HTTP request to a check URL
-/// (libcurl, as NetworkManager does); the expected reply means `online`, another
+/// `probe` monitor: the ping-pong. An HTTP request to a check URL (the
+/// probe's own client for plain `http://`, libcurl for `https://` and
+/// proxies: `HTTPProber`); the expected reply means `online`, another
 /// reply (redirect, login page) `portal`, no reply `limited` after `failures`
 /// in a row. Scheduling: every `interval` while online, 1 s doubling up to
 /// `interval` while not, at once on every check request (netlink change,
