@@ -46,10 +46,14 @@ struct PacketCounters: Sendable, Equatable {
 ///
 /// Packets the probe itself causes would fool both signals (its reply is
 /// "arriving", its SYNs "leaving"), so in samples where a probe starts or ends
-/// the first `probeAllowance` packets each way are taken to be the probe's. More
-/// than that is the user's traffic, and still counts; and samples in the middle
-/// of a long probe are not discounted at all: a blackholed probe can take its
-/// whole timeout, and answers arriving meanwhile mean the upstream is back.
+/// the first `probeAllowance` packets out are taken to be the probe's, and as
+/// many in when a probe that ended got its reply. More than that is the user's
+/// traffic, and still counts. A probe that got no reply (blackholed, refused)
+/// brought nothing in: what arrives then is the user's answers, and hiding
+/// them would hold back the news that the upstream is back. Samples in the
+/// middle of a long probe are not discounted at all: a blackholed probe can
+/// take its whole timeout, and answers arriving meanwhile mean the upstream
+/// is back.
 struct StallDetector: Sendable {
     enum Signal: Equatable, Sendable {
         case stall(since: Moment)
@@ -95,8 +99,10 @@ struct StallDetector: Sendable {
 
     /// Feeds one sample. `probeBusy` is whether a probe started since the
     /// previous sample or ended less than `probeGrace` before it: the samples
-    /// that carry its packets.
-    mutating func sample(interface: String, counters: PacketCounters, at now: Moment, probeBusy: Bool) -> Signal? {
+    /// that carry its packets. `probeReplied` is whether that probe's reply
+    /// may be among the packets in: false when it ended without one.
+    mutating func sample(interface: String, counters: PacketCounters, at now: Moment, probeBusy: Bool,
+                         probeReplied: Bool = true) -> Signal? {
         defer {
             last = counters
             lastSample = now
@@ -112,7 +118,7 @@ struct StallDetector: Sendable {
         var received = counters.rx - last.rx
         if probeBusy {
             sent = sent > probeAllowance ? sent - probeAllowance : 0
-            received = received > probeAllowance ? received - probeAllowance : 0
+            if probeReplied { received = received > probeAllowance ? received - probeAllowance : 0 }
         }
         userSent = sent
         if received > 0, received >= sent / answerRatio {
@@ -157,10 +163,13 @@ struct CounterPace: Sendable, Equatable {
     var longest: Duration
     var whileStalled: Duration = .milliseconds(500)
     private(set) var delay: Duration
+    /// What `next` or `hold` returned last.
+    private(set) var last: Duration
 
     init(longest: Duration) {
         self.longest = max(longest, shortest)
         delay = shortest
+        last = shortest
     }
 
     /// The delay before the next sample, after one that saw the user's
@@ -168,9 +177,15 @@ struct CounterPace: Sendable, Equatable {
     mutating func next(traffic: Bool, stalled: Bool) -> Duration {
         guard traffic else {
             delay = min(delay * 2, longest)
+            last = delay
             return delay
         }
         delay = shortest
-        return stalled ? whileStalled : shortest
+        last = stalled ? whileStalled : shortest
+        return last
     }
+
+    /// The delay before the next sample, after one that says nothing of the
+    /// user's traffic (a probe's packets hid it): the same as before.
+    func hold() -> Duration { last }
 }

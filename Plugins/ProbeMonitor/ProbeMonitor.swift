@@ -295,8 +295,16 @@ public struct ProbeMonitor: Monitor {
                 delay = pace.next(traffic: false, stalled: false)
                 continue
             }
-            let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy)
-            delay = pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
+            // The probe's reply is among the packets in only if the probe that
+            // ended got one (`online`: the last probe's verdict); one still
+            // under way, or one that failed, brought nothing in.
+            let replied = ended && plan.online == true
+            let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy, probeReplied: replied)
+            // While a stall stands, a sample whose packets a probe hid says
+            // nothing of the user's: it keeps the pace (twice a second while
+            // answers are awaited) instead of backing off, which delayed the
+            // news of a healed upstream by up to two seconds.
+            delay = busy && detector.stalled ? pace.hold() : pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
             switch signal {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)

@@ -102,6 +102,19 @@ final class FakeHost {
         #expect(run(samples).last?.0 == 7)
     }
 
+    @Test func aProbeThatGotNoReplyHidesNoAnswers() {
+        // Stalled; a probe into the blackhole ends in the next sample, and the
+        // upstream is back: the 5 packets in are the user's answers, not the
+        // probe's reply (it got none).
+        var d = StallDetector(window: .seconds(3))
+        for i in 0..<5 { _ = d.sample(interface: "eth0", counters: PacketCounters(tx: UInt64(i) * 10, rx: 0), at: at(i), probeBusy: false) }
+        #expect(d.stalled)
+        var replied = d
+        #expect(d.sample(interface: "eth0", counters: PacketCounters(tx: 52, rx: 5), at: at(5), probeBusy: true, probeReplied: false) == .resumed)
+        // The same packets in after a probe that got its reply may be that reply.
+        #expect(replied.sample(interface: "eth0", counters: PacketCounters(tx: 52, rx: 5), at: at(5), probeBusy: true) == nil)
+    }
+
     @Test func newInterfaceOrCounterResetStartsOver() {
         var d = StallDetector(window: .seconds(1))
         _ = d.sample(interface: "eth0", counters: PacketCounters(tx: 100, rx: 100), at: at(0), probeBusy: false)
@@ -122,6 +135,10 @@ final class FakeHost {
         // A stall stands, but the user gave up: nothing to wait for answers to.
         let gaveUp = (0..<3).map { _ in pace.next(traffic: false, stalled: true) }
         #expect(gaveUp == [2, 4, 8].map { .seconds($0) })
+        // A sample a probe's packets hid keeps the pace it had.
+        #expect(pace.next(traffic: true, stalled: true) == .milliseconds(500))
+        #expect(pace.hold() == .milliseconds(500))
+        #expect(pace.next(traffic: false, stalled: true) == .seconds(2))
     }
 }
 
@@ -152,8 +169,9 @@ final class FakeHost {
             return PacketCounters(tx: 10 + 6 * UInt64(started.count) + flowing, rx: 10 + 7 * UInt64(started.count))
         }
         // At 62.5 the stall's own probe takes the 10 packets of that half second
-        // for its own: one step of back-off.
-        #expect(times == [1, 3, 7, 15, 30, 60, 61, 62, 62.5, 64.5, 65])
+        // for its own: that sample says nothing of the user's traffic, and the
+        // watcher keeps looking twice a second for answers.
+        #expect(times == [1, 3, 7, 15, 30, 60, 61, 62, 62.5, 63, 63.5, 64, 64.5, 65])
         #expect(probes.map(\.1).contains(.stall("eth0 sent packets but received none for 3s")), "\(probes)")
     }
 
@@ -278,6 +296,58 @@ final class FakeHost {
         // is abandoned when the answers are seen, at 14.5, not waited out until 18.
         #expect(seen.map(\.0) == [0, 6, 13, 14.5])
         #expect(seen.map(\.1) == [.schedule, .schedule, .schedule, .resumed])
+        #expect(scheduler.plan.online == true)
+    }
+
+    /// The upstream heals just after a probe into the blackhole gave up: the
+    /// sample that follows carries that probe's end, but a probe that got no
+    /// reply brought nothing in, so the user's answers in it are seen at
+    /// once and probed (it took them for the probe's, backed off, and saw
+    /// them two seconds later).
+    @Test func answersRightAfterAFailedProbeAreSeenAtTheNextSample() async {
+        // 20 packets/s leave from the start; none come back until 12.1 s, then
+        // all do. Probes fail after 1.25 s (a connect given up) unless they
+        // come after the answers.
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
+        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
+                                    control: Bus(clock: ContinuousClock()))
+        let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
+                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
+        let origin = clock.now
+        let seconds: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
+        let heal = 12.1
+        let probes = Mutex<[(Double, ProbeCause)]>([])
+        let prober = Task {
+            await scheduler.run { cause in
+                probes.withLock { $0.append((seconds(), cause)) }
+                if seconds() >= heal { return true }
+                do { try await clock.sleep(for: .milliseconds(1250)) } catch { return nil }
+                return false
+            }
+        }
+        let watcher = Task {
+            await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
+                                        counters: { _ in
+                                            let t = seconds()
+                                            return PacketCounters(tx: UInt64(t * 20), rx: t < heal ? 0 : UInt64((t - heal) * 20))
+                                        })
+        }
+        await settle()
+        for _ in 0..<40 {
+            await clock.advance(by: .milliseconds(500))
+            await settle()
+        }
+        prober.cancel()
+        watcher.cancel()
+        await clock.advance(by: .seconds(10))
+        await prober.value
+        await watcher.value
+        let seen = probes.withLock { $0 }
+        // On the ramp: 0 (fails at 1.25), 2.25 (fails at 3.5), 5.5 (6.75),
+        // 10.75 (fails at 12); the answers arrive from 12.1 and are seen at 12.5.
+        #expect(seen.map(\.0) == [0, 2.25, 5.5, 10.75, 12.5], "\(seen)")
+        #expect(seen.last?.1 == .resumed, "\(seen)")
         #expect(scheduler.plan.online == true)
     }
 }
