@@ -121,7 +121,9 @@ struct StallDetector: Sendable {
             if probeReplied { received = received > probeAllowance ? received - probeAllowance : 0 }
         }
         userSent = sent
-        if received > 0, received >= sent / answerRatio {
+        // Rounded up: one packet in amid 10 out (half a second of a 20/s
+        // stream) is 1 for 10, not one for every 8.
+        if received > 0, received >= (sent + answerRatio - 1) / answerRatio {
             let wasStalled = stalled
             reset()
             return wasStalled ? .resumed : nil

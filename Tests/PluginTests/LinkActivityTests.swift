@@ -70,6 +70,15 @@ final class FakeHost {
         #expect(run((0..<10).map { (UInt64($0), UInt64($0), false) }).isEmpty)
     }
 
+    @Test func aLoneNoisePacketInAHalfSecondSampleIsNotAnAnswerEither() {
+        // Stalled, so sampled twice a second: 10 packets out per sample, and an
+        // ARP reply comes in. It neither ends the stall nor says `resumed`.
+        var samples: [(UInt64, UInt64, Bool)] = (0..<6).map { (UInt64($0) * 10, 0, false) }
+        samples += [(60, 1, false), (70, 1, false), (80, 11, false)]
+        #expect(run(samples).map(\.1) == [.stall(since: at(0)), .resumed])
+        #expect(run(samples).last?.0 == 8)
+    }
+
     @Test func idleInterfaceNeverStalls() {
         #expect(run(Array(repeating: (5, 5, false), count: 20)).isEmpty)
     }
