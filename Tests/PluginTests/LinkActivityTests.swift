@@ -263,9 +263,16 @@ final class FakeHost {
         let probes = Mutex<[(Double, ProbeCause)]>([])
     }
 
-    @Test func answersWhileABlackholedProbeWaitsAbandonItForAFreshProbe() async {
-        // 20 packets/s leave from the start; none come back until 14 s, then all do.
-        // Probes wait out a 5 s timeout (blackholed) unless abandoned.
+    /// 20 packets/s leave eth0 from the start; none come back until `heal`
+    /// (seconds), then all do. `probe` gets a probe's start time and cause and
+    /// says how long it waits for its answer (nil: answered at once) and
+    /// whether it gets one. Runs the scheduler and the watcher for `seconds`
+    /// of test time in 500 ms steps; returns the probes made (time, cause)
+    /// and whether the last verdict is online.
+    func healingBlackhole(heal: Double, for seconds: Int,
+                          probe: @escaping @Sendable (Double, ProbeCause) -> (wait: Duration?, answered: Bool))
+        async -> (probes: [(Double, ProbeCause)], online: Bool?)
+    {
         let clock = TestClock()
         let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
         let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
@@ -273,25 +280,28 @@ final class FakeHost {
         let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
                                    fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
         let origin = clock.now
-        let seconds: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
+        let now: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
         let probes = Mutex<[(Double, ProbeCause)]>([])
         let prober = Task {
             await scheduler.run { cause in
-                probes.withLock { $0.append((seconds(), cause)) }
-                if cause == .resumed { return true }
-                do { try await clock.sleep(for: .seconds(5)) } catch { return nil }
-                return false
+                let t = now()
+                probes.withLock { $0.append((t, cause)) }
+                let (wait, answered) = probe(t, cause)
+                if let wait {
+                    do { try await clock.sleep(for: wait) } catch { return nil }
+                }
+                return answered
             }
         }
         let watcher = Task {
             await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
                                         counters: { _ in
-                                            let t = seconds()
-                                            return PacketCounters(tx: UInt64(t * 20), rx: t < 14 ? 0 : UInt64((t - 14) * 20))
+                                            let t = now()
+                                            return PacketCounters(tx: UInt64(t * 20), rx: t < heal ? 0 : UInt64((t - heal) * 20))
                                         })
         }
         await settle()
-        for _ in 0..<32 {
+        for _ in 0..<(seconds * 2) {
             await clock.advance(by: .milliseconds(500))
             await settle()
         }
@@ -300,63 +310,36 @@ final class FakeHost {
         await clock.advance(by: .seconds(10))
         await prober.value
         await watcher.value
-        let seen = probes.withLock { $0 }
+        return (probes.withLock { $0 }, scheduler.plan.online)
+    }
+
+    @Test func answersWhileABlackholedProbeWaitsAbandonItForAFreshProbe() async {
+        // Probes wait out a 5 s timeout (blackholed) unless abandoned.
+        let (seen, online) = await healingBlackhole(heal: 14, for: 16) { _, cause in
+            cause == .resumed ? (nil, true) : (.seconds(5), false)
+        }
         // Probes at 0 (fails at 5), 6 (fails at 11) and 13 on the ramp; the last
         // is abandoned when the answers are seen, at 14.5, not waited out until 18.
         #expect(seen.map(\.0) == [0, 6, 13, 14.5])
         #expect(seen.map(\.1) == [.schedule, .schedule, .schedule, .resumed])
-        #expect(scheduler.plan.online == true)
+        #expect(online == true)
     }
 
     /// The upstream heals just after a probe into the blackhole gave up: the
     /// sample that follows carries that probe's end, but a probe that got no
     /// reply brought nothing in, so the user's answers in it are seen at
     /// once and probed (it took them for the probe's, backed off, and saw
-    /// them two seconds later).
+    /// them a second later).
     @Test func answersRightAfterAFailedProbeAreSeenAtTheNextSample() async {
-        // 20 packets/s leave from the start; none come back until 12.1 s, then
-        // all do. Probes fail after 1.25 s (a connect given up) unless they
-        // come after the answers.
-        let clock = TestClock()
-        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))
-        let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
-                                    control: Bus(clock: ContinuousClock()))
-        let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
-                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
-        let origin = clock.now
-        let seconds: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
+        // Probes fail after 1.25 s (a connect given up) unless they come after the answers.
         let heal = 12.1
-        let probes = Mutex<[(Double, ProbeCause)]>([])
-        let prober = Task {
-            await scheduler.run { cause in
-                probes.withLock { $0.append((seconds(), cause)) }
-                if seconds() >= heal { return true }
-                do { try await clock.sleep(for: .milliseconds(1250)) } catch { return nil }
-                return false
-            }
+        let (seen, online) = await healingBlackhole(heal: heal, for: 20) { t, _ in
+            t >= heal ? (nil, true) : (.milliseconds(1250), false)
         }
-        let watcher = Task {
-            await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
-                                        counters: { _ in
-                                            let t = seconds()
-                                            return PacketCounters(tx: UInt64(t * 20), rx: t < heal ? 0 : UInt64((t - heal) * 20))
-                                        })
-        }
-        await settle()
-        for _ in 0..<40 {
-            await clock.advance(by: .milliseconds(500))
-            await settle()
-        }
-        prober.cancel()
-        watcher.cancel()
-        await clock.advance(by: .seconds(10))
-        await prober.value
-        await watcher.value
-        let seen = probes.withLock { $0 }
         // On the ramp: 0 (fails at 1.25), 2.25 (fails at 3.5), 5.5 (6.75),
         // 10.75 (fails at 12); the answers arrive from 12.1 and are seen at 12.5.
         #expect(seen.map(\.0) == [0, 2.25, 5.5, 10.75, 12.5], "\(seen)")
         #expect(seen.last?.1 == .resumed, "\(seen)")
-        #expect(scheduler.plan.online == true)
+        #expect(online == true)
     }
 }
