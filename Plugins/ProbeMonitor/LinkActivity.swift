@@ -165,13 +165,10 @@ struct CounterPace: Sendable, Equatable {
     var longest: Duration
     var whileStalled: Duration = .milliseconds(500)
     private(set) var delay: Duration
-    /// What `next` or `hold` returned last.
-    private(set) var last: Duration
 
     init(longest: Duration) {
         self.longest = max(longest, shortest)
         delay = shortest
-        last = shortest
     }
 
     /// The delay before the next sample, after one that saw the user's
@@ -179,15 +176,9 @@ struct CounterPace: Sendable, Equatable {
     mutating func next(traffic: Bool, stalled: Bool) -> Duration {
         guard traffic else {
             delay = min(delay * 2, longest)
-            last = delay
             return delay
         }
         delay = shortest
-        last = stalled ? whileStalled : shortest
-        return last
+        return stalled ? whileStalled : shortest
     }
-
-    /// The delay before the next sample, after one that says nothing of the
-    /// user's traffic (a probe's packets hid it): the same as before.
-    func hold() -> Duration { last }
 }

@@ -97,19 +97,7 @@ final class PlainHTTPLookup: @unchecked Sendable {
 
     /// Starts the thread, which holds the lookup until it ends.
     private func start() -> Bool {
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { argument in
-            let me = Unmanaged<PlainHTTPLookup>.fromOpaque(argument!).takeRetainedValue()
-            me.run()
-            return nil
-        }, retained)
-        guard started == 0 else {
-            Unmanaged<PlainHTTPLookup>.fromOpaque(retained).release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
+        DetachedThread.start { [self] in run() }
     }
 
     private func run() {

@@ -301,10 +301,12 @@ public struct ProbeMonitor: Monitor {
             let replied = ended && plan.online == true
             let signal = detector.sample(interface: interface, counters: counters, at: now, probeBusy: busy, probeReplied: replied)
             // While a stall stands, a sample whose packets a probe hid says
-            // nothing of the user's: it keeps the pace (twice a second while
-            // answers are awaited) instead of backing off, which delayed the
-            // news of a healed upstream by up to two seconds.
-            delay = busy && detector.stalled ? pace.hold() : pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
+            // nothing of the user's: the delay stays as it was (twice a second
+            // while answers are awaited) instead of backing off, which delayed
+            // the news of a healed upstream by up to two seconds.
+            if !(busy && detector.stalled) {
+                delay = pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
+            }
             switch signal {
             case .stall(let since)?:
                 let seconds = Int(since.duration(to: now).milliseconds / 1000)

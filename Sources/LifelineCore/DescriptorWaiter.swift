@@ -67,16 +67,13 @@ public struct PollingThreadWaiter: DescriptorWaiter {
     }
 }
 
-/// One wait of a `PollingThreadWaiter`; the thread holds it until the wait ends.
-private final class PollOnThread: @unchecked Sendable {
-    // @unchecked: the fields are set in `init` and only read after; the
-    // continuation is handed to the thread with it and resumed there once.
+/// One wait of a `PollingThreadWaiter`; its thread holds it until the wait ends.
+private final class PollOnThread: Sendable {
     let fd: Int32
     let events: Int16
     let deadline: ContinuousClock.Instant
     /// Readable once the task is cancelled.
     let cancelled: Int32
-    var continuation: CheckedContinuation<DescriptorWait, Never>?
 
     init?(fd: Int32, events: Int16, deadline: ContinuousClock.Instant) {
         cancelled = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
@@ -96,20 +93,7 @@ private final class PollOnThread: @unchecked Sendable {
 
     /// Starts the thread that resumes `continuation`; false if none could start.
     func start(_ continuation: CheckedContinuation<DescriptorWait, Never>) -> Bool {
-        self.continuation = continuation
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { argument in
-            let me = Unmanaged<PollOnThread>.fromOpaque(argument!).takeRetainedValue()
-            me.continuation?.resume(returning: me.poll())
-            return nil
-        }, retained)
-        guard started == 0 else {
-            Unmanaged<PollOnThread>.fromOpaque(retained).release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
+        DetachedThread.start { [self] in continuation.resume(returning: poll()) }
     }
 
     private func poll() -> DescriptorWait {
