@@ -5,7 +5,7 @@ import PackageDescription
 // because SwiftPM reserves Plugins/ for package plugins by default).
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", ["LifelineProtocol"]),
-    ("ExecMonitor", [.product(name: "Subprocess", package: "swift-subprocess")]),
+    ("ExecMonitor", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
     ("ProbeMonitor", ["CCurl"]),
     ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),

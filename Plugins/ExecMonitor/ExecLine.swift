@@ -1,5 +1,5 @@
-import FoundationEssentials
 import LifelineCore
+import LifelineProtocol
 
 /// One line of an exec monitor's output, parsed and checked. Its text is
 /// cleaned here, where it enters: whatever a third-party program prints, the
@@ -12,12 +12,14 @@ package enum ExecLine {
         package var description: String
     }
 
-    private struct Wire: Decodable {
-        var state: String
+    /// The members a line may carry; others are ignored, so a newer program
+    /// may add some.
+    private struct Wire {
+        var state: String?
         var interface: String?
         var kind: String?
         var reason: String?
-        var rtt_ms: Double?
+        var rttMs: Double?
         var metered: Bool?
     }
 
@@ -33,19 +35,16 @@ package enum ExecLine {
             return .failure(Invalid(description: "not a JSON object: \(quoted(line))"))
         }
         let wire: Wire
-        do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(trimmed.utf8))
-        } catch DecodingError.keyNotFound(let key, _) {
-            return .failure(Invalid(description: "missing \"\(key.stringValue)\": \(quoted(line))"))
-        } catch DecodingError.typeMismatch(_, let ctx) {
-            let key = ctx.codingPath.last?.stringValue ?? "?"
-            return .failure(Invalid(description: "\"\(key)\" has the wrong type: \(quoted(line))"))
-        } catch {
-            return .failure(Invalid(description: "not valid JSON: \(quoted(line))"))
+        switch read(trimmed) {
+        case .success(let w): wire = w
+        case .failure(let problem): return .failure(Invalid(description: "\(problem): \(quoted(line))"))
         }
-        guard let state = ConnectivityState(rawValue: wire.state), allowedStates.contains(state) else {
+        guard let stateName = wire.state else {
+            return .failure(Invalid(description: "missing \"state\": \(quoted(line))"))
+        }
+        guard let state = ConnectivityState(rawValue: stateName), allowedStates.contains(state) else {
             let known = allowedStates.map(\.rawValue).joined(separator: ", ")
-            return .failure(Invalid(description: "unknown state '\(quoted(wire.state))' (known: \(known))"))
+            return .failure(Invalid(description: "unknown state '\(quoted(stateName))' (known: \(known))"))
         }
         var kind = InterfaceKind.none
         if let k = wire.kind {
@@ -55,7 +54,7 @@ package enum ExecLine {
             }
             kind = parsed
         }
-        if let rtt = wire.rtt_ms, !(rtt.isFinite && rtt >= 0) {
+        if let rtt = wire.rttMs, !(rtt.isFinite && rtt >= 0) {
             return .failure(Invalid(description: "rtt_ms must be a number ≥ 0, got \(rtt)"))
         }
         return .success(Observation(
@@ -64,9 +63,44 @@ package enum ExecLine {
             interface: cleaned(wire.interface ?? "", maxBytes: maxInterfaceLength, controls: nil),
             kind: kind,
             reason: cleaned(wire.reason ?? "reported by exec monitor", maxBytes: maxReasonLength, controls: " "),
-            rttMs: wire.rtt_ms,
+            rttMs: wire.rttMs,
             metered: wire.metered
         ))
+    }
+
+    /// The line's members, each checked for its type; the problem otherwise.
+    /// A member given as null counts as absent.
+    private static func read(_ text: String) -> Result<Wire, WireProblem> {
+        var wire = Wire()
+        var problem: WireProblem?
+        let wellFormed = FlatJSON.forEachMember(Array(text.utf8)) { key, value in
+            guard problem == nil, value != .null else { return }
+            switch (key, value) {
+            case ("state", .string(let s)): wire.state = s
+            case ("interface", .string(let s)): wire.interface = s
+            case ("kind", .string(let s)): wire.kind = s
+            case ("reason", .string(let s)): wire.reason = s
+            case ("rtt_ms", .number): wire.rttMs = value.double
+            case ("metered", .bool(let b)): wire.metered = b
+            case ("state", _), ("interface", _), ("kind", _), ("reason", _), ("rtt_ms", _), ("metered", _):
+                problem = .wrongType(key)
+            default: break
+            }
+        }
+        guard wellFormed else { return .failure(.notValidJSON) }
+        return problem.map { .failure($0) } ?? .success(wire)
+    }
+
+    private enum WireProblem: Error, CustomStringConvertible {
+        case notValidJSON
+        case wrongType(String)
+
+        var description: String {
+            switch self {
+            case .notValidJSON: "not valid JSON"
+            case .wrongType(let key): "\"\(key)\" has the wrong type"
+            }
+        }
     }
 
     /// `text` cut to at most `maxBytes` of UTF-8 (on a scalar boundary, ending

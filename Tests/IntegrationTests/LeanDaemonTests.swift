@@ -87,6 +87,27 @@ import Testing
         #expect(checked.count >= 2, "checked only \(checked)")
     }
 
+    /// The release daemon carries not even FoundationEssentials (2.6 MB of code
+    /// with its collections, and a third of the resident code pages once
+    /// touched). A debug build links the toolchain's shared library whenever a
+    /// dependency imports it, so only the static release build can tell; `make
+    /// test` builds it (the package needs it) before the tests run.
+    @Test func theReleaseDaemonCarriesNoFoundationEssentials() throws {
+        guard Harness.available(.tools(["nm"])) else { return }
+        let path = PackagingTests.repo.appendingPathComponent(".build/release/lifeline-daemon").path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            if Harness.integrationRequired { Issue.record("no release build to look into (`make release`): \(path)") }
+            return
+        }
+        let symbols = try Harness.run(["nm", "--defined-only", path])
+        #expect(symbols.status == 0, "nm: \(symbols.stderr)")
+        let names = symbols.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last }
+        let essentials = names.filter { $0.hasPrefix("$s20FoundationEssentials") || $0.hasPrefix("$s22_FoundationCollections") }
+        let found = essentials.count  // counted first: the list itself would fill the report
+        #expect(found == 0, "the release daemon defines \(found) FoundationEssentials symbols, e.g. \(essentials.prefix(3))")
+        #expect(names.count > 1000, "nm listed only \(names.count) symbols: nothing to check")
+    }
+
     /// An https:// probe loads libcurl with its first transfer and is answered through it.
     @Test func theFirstHTTPSProbeLoadsLibcurl() async throws {
         guard Harness.available(TLSCheckServer.requirement) else { return }

@@ -26,12 +26,23 @@ import Testing
         (#"{"state":"online","kind":"carrier-pigeon"}"#, "unknown kind 'carrier-pigeon'"),
         (#"{"state":"online","rtt_ms":-3}"#, "rtt_ms must be a number ≥ 0"),
         (#"{"state":"online","metered":"yes"}"#, "\"metered\" has the wrong type"),
+        (#"{"state":"online","rtt_ms":[12]}"#, "\"rtt_ms\" has the wrong type"),
+        (#"{"state":null}"#, "missing \"state\""),
+        (#"{"state":"online"} and more"#, "not valid JSON"),
     ])
     func malformedLinesAreRefusedWithAReason(line: String, reason: String) {
         switch ExecLine.parse(line, role: .reachability) {
         case .success(let o): Issue.record("accepted \(line) as \(o)")
         case .failure(let e): #expect(e.description.contains(reason), "\(e)")
         }
+    }
+
+    @Test func membersItDoesNotKnowAreIgnoredAndNullIsAbsent() throws {
+        let line = #"{"version":2,"extra":{"nested":[1,2]},"state":"limited","reason":null,"metered":null}"#
+        let o = try ExecLine.parse(line, role: .reachability).get()
+        #expect(o.state == .limited)
+        #expect(o.reason == "reported by exec monitor")
+        #expect(o.metered == nil)
     }
 
     @Test func lineSplitterDropsOverlongLinesAndKeepsTheRest() {
