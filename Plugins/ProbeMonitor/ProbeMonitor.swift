@@ -268,14 +268,17 @@ public struct ProbeMonitor: Monitor {
         while !Task.isCancelled {
             let wake = time.now().advanced(by: delay)
             let ahead = scheduler.plan
-            if ahead.online == true, !detector.sawTraffic, !detector.stalled, let due = ahead.due, due <= wake {
-                // Online, backing off, and the next probe comes first: sample
-                // right after it, on the thread that takes its result, instead
-                // of waking for a timer of our own. An idle machine is then
-                // woken by the probe alone (its own packets are discounted as
-                // always). Not while offline or limited: a probe then may wait
-                // out its whole timeout, and answers coming back must be seen
-                // while it does.
+            // Online, backing off, and the next probe comes first: sample right
+            // after it, on the thread that takes its result, instead of waking
+            // for a timer of our own. An idle machine is then woken by the
+            // probe alone (its own packets are discounted as always). While
+            // offline or limited a probe may wait out its whole timeout, and
+            // answers coming back must be seen while it does: only once no
+            // traffic has been seen for so long that the watcher has backed
+            // off all the way to the interval, which is as seldom as the
+            // probes come then, does it ride them too.
+            let quiet = !detector.sawTraffic && !detector.stalled
+            if quiet, ahead.online == true || delay >= pace.longest, let due = ahead.due, due <= wake {
                 await scheduler.nextProbeEnded()
                 if Task.isCancelled { return }
             } else {

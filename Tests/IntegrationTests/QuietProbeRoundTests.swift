@@ -51,4 +51,49 @@ import Testing
         #expect(fixture.loggedStates() == ["online"])
         #expect(await fixture.stop() == 0)
     }
+
+    /// The same in an outage, the machine idle: a round wakes the daemon for
+    /// its timer and for the connect's deadline, and the counter watcher,
+    /// backed off to the interval, samples as each round starts instead of on
+    /// a timer of its own (which added a wake-up per interval).
+    @Test func anIdleRoundInAnOutageWakesTheDaemonTwice() async throws {
+        guard Harness.available(.rootAnd(["ip", "nft", "python3", "dbus-daemon"])) else { return }
+        let lab = try ProbeLab()
+        try lab.startServer(.ok)
+        let bus = try PrivateBus()
+        // A probe every 2 s at most: the ramp (1 s, then 2 s) and the counter
+        // watcher's back-off (1 s, 2 s) both reach it within seconds.
+        let fixture = try ProbeTests().startDaemon(lab, config: """
+            [[monitor]]
+            kind = "netlink"
+
+            [[monitor]]
+            kind = "probe"
+            url = "\(lab.checkURL)"
+            interval = "2s"
+            timeout = "1s"
+
+            [[sink]]
+            kind = "log"
+            """, environment: bus.environment)
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        try lab.blackhole()
+        #expect(await fixture.waitForState("limited", timeout: .seconds(15)))
+        let pid = try #require(fixture.process?.pid)
+        try await Task.sleep(for: .seconds(8))  // the ramp and the back-off settle: a fixed warm-up, not a wait for anything
+
+        let roundsBefore = fixture.daemonLog.components(separatedBy: "probing (").count
+        let before = ThreadSwitches(pid: pid)
+        try await Task.sleep(for: .seconds(12))  // the fixed window: about four rounds of 1 s every 3 s
+        let after = ThreadSwitches(pid: pid)
+        let rounds = fixture.daemonLog.components(separatedBy: "probing (").count - roundsBefore
+        #expect(rounds >= 3, "only \(rounds) probe rounds in 12 s")
+        #expect(Set(after.byThread.keys).isSubset(of: before.byThread.keys), "threads came: \(before.names) → \(after.names)")
+        let woken = after.byThread.values.reduce(0, +) - before.byThread.values.reduce(0, +)
+        let byName = after.byName.map { name, count in (name, count - (before.byName[name] ?? 0)) }.filter { $0.1 > 0 }
+        // Two per round; a round cut by the window's edges may add two.
+        #expect(woken <= 2 * rounds + 2, "\(woken) wake-ups for \(rounds) probe rounds in an outage: \(byName)")
+        #expect(fixture.loggedStates() == ["online", "limited"])
+        #expect(await fixture.stop() == 0)
+    }
 }
