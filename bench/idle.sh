@@ -6,7 +6,8 @@
 # while it is measured, and no traffic flows but the probe's own.
 #
 # For IDLE_WINDOW seconds (default 60) after a warm-up, while online and then
-# while limited (nftables drops everything the namespace sends upstream), it
+# while limited (nftables drops everything the namespace sends upstream, and
+# the outage's first minute is over), it
 # counts the voluntary context switches of every daemon thread
 # (/proc/PID/task/TID/status; a thread sleeping and being woken again is one),
 # summed per thread name (/proc/PID/task/TID/comm), sampled every 100 ms so
@@ -114,7 +115,11 @@ table inet lifeline_idle_$tag {
 }
 NFT
 wait_state limited 90000
-sleep 5
+# An outage's first minute is not idle: the probe's ramp (1, 2, 4 … s, each
+# probe waiting out its 5 s timeout) and the counter watcher's back-off reach
+# the 30 s interval after about a minute. What is measured is what follows,
+# as long as the outage lasts.
+sleep "${IDLE_OUTAGE_SETTLE:-60}"
 measure "limited (internet blackholed), idle"
 memory
 trace limited

@@ -186,7 +186,7 @@ ROWS = [
     ("idle", "daemon memory, log sink only", "—", "core", core_memory("-- idle daemon: log sink only")),
     ("idle", "wake-ups (voluntary context switches, all threads), online", "≤ 2 per probe interval", "idle",
      idle_threads("-- online, idle")),
-    ("idle", "wake-ups, limited (blackholed)", "≤ 2 per probe interval", "idle", idle_threads("-- limited")),
+    ("idle", "wake-ups, limited (blackholed), after the outage's first minute", "≤ 2 per probe interval", "idle", idle_threads("-- limited")),
     ("idle", "probe requests while idle and online", "≤ 1 per 30 s", "probe",
      regex(r"(\d+) requests in (\d+) s", lambda n, s: "%s in %s s" % (n, s))),
     ("idle", "tmux sink with one server, idle: context switches in 10 s", "0 more than without", "tmux-servers",
