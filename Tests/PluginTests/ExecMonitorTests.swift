@@ -206,9 +206,8 @@ struct RecordingLog: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        box.lines.withLock { $0.append("\(level) \(message)") }
+    func log(event: LogEvent) {
+        box.lines.withLock { $0.append("\(event.level) \(event.message)") }
     }
 }
 
