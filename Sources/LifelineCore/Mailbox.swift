@@ -73,6 +73,12 @@ public final class Mailbox: Sendable {
     /// The next update, waiting if there is none; nil once closed or cancelled.
     public func next() async -> Update? {
         if let ready = takeReady() { return ready }
+        // Once more after the tasks ready now have run: a bus publishing in a
+        // burst has often posted again by then, and a sink that takes it without
+        // parking costs the bus no resume (and its thread no wake-up). A yield
+        // delays nothing: what waits now was taken above.
+        await Task.yield()
+        if let ready = takeReady() { return ready }
         return await withTaskCancellationHandler {
             while true {
                 var taken: Update??

@@ -66,6 +66,24 @@ import Testing
         #expect(taken.updates.map(\.event.sequence) == [2, 3])
     }
 
+    @Test func aSinkLooksAgainAfterTheReadyTasksRanBeforeItParks() {
+        let executor = StepExecutor()
+        let mailbox = Mailbox(policy: .latest)
+        let (task, taken) = sink(mailbox, on: executor, count: 2)
+        defer { task.cancel(); executor.runAll() }
+        executor.runAll()
+        mailbox.post(update(.offline, sequence: 1))
+        executor.runOne()  // takes it, finds nothing more, and lets the ready tasks run first
+        #expect(taken.updates.map(\.event.sequence) == [1])
+        #expect(executor.pending == 1)
+
+        // Posted while the other tasks run: the sink is not parked, so no resume.
+        mailbox.post(update(.online, sequence: 2))
+        #expect(executor.pending == 1)
+        executor.runAll()
+        #expect(taken.updates.map(\.event.sequence) == [1, 2])
+    }
+
     @Test func everyTransitionWaitingForAWokenSinkArrivesInOrder() {
         let executor = StepExecutor()
         let mailbox = Mailbox(policy: .everyTransition(capacity: 10))
@@ -130,6 +148,12 @@ final class StepExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Jobs waiting to run.
     var pending: Int { jobs.withLock { $0.count } }
+
+    /// Runs the job that has waited longest, if any.
+    func runOne() {
+        guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
+        job.runSynchronously(on: asUnownedTaskExecutor())
+    }
 
     /// Runs jobs until none is ready (the tasks finished or wait for something).
     func runAll() {
