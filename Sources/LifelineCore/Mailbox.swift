@@ -46,8 +46,12 @@ public final class Mailbox: Sendable {
             if s.closed || s.finished { return nil }
             switch policy {
             case .latest:
-                if let older = s.queue.last {
-                    s.queue[0] = update.coalesced(over: older)
+                if !s.queue.isEmpty {
+                    // In place: the bus posts on every change, and a merged copy
+                    // cost a copy of every field and a release of the older's.
+                    let wasTransition = s.queue[0].isTransition
+                    s.queue[0] = update
+                    if wasTransition { s.queue[0].isTransition = true }
                 } else {
                     s.queue.append(update)
                 }
