@@ -188,3 +188,6 @@ package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CEpoll"]
 package.targets.first { $0.name == "lifeline-fuzz-input" }!.dependencies += ["ProbeMonitor"]
 // eventfd (header only): a cancelled probe wakes its own client's wait at once.
 package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["CEpoll"]
+// The throughput benchmark runs the bus on the daemon's executor, whose files it
+// compiles through links into lifeline-daemon's folder.
+package.targets.first { $0.name == "lifeline-bench" }!.dependencies += ["CEpoll"]

@@ -201,10 +201,10 @@ public final class Bus: BusControl, Sendable {
         let now = time.now()
         if let verdict = Decision.decide(slots: s.inputs, awaitingReachability: Self.awaitingReachability(s)) {
             s.verdict = verdict
-            apply(s.debouncer.observe(verdict, at: now), to: &s)
+            apply(s.debouncer.observe(verdict, at: now), at: now, to: &s)
         } else {
             s.verdict = nil
-            apply(s.debouncer.hold(at: now), to: &s)
+            apply(s.debouncer.hold(at: now), at: now, to: &s)
         }
         rearm(&s)
     }
@@ -255,11 +255,12 @@ public final class Bus: BusControl, Sendable {
 
     // MARK: Publishing
 
-    private func apply(_ outputs: Debouncer<Moment>.Outputs, to s: inout State) {
-        for output in outputs { apply(output, to: &s) }
+    /// `now`: the moment the debouncer was asked at (one clock read per publication).
+    private func apply(_ outputs: Debouncer<Moment>.Outputs, at now: Moment, to s: inout State) {
+        for output in outputs { apply(output, at: now, to: &s) }
     }
 
-    private func apply(_ output: Debouncer<Moment>.Output, to s: inout State) {
+    private func apply(_ output: Debouncer<Moment>.Output, at now: Moment, to s: inout State) {
         switch output {
         case .none:
             return
@@ -273,7 +274,7 @@ public final class Bus: BusControl, Sendable {
             s.current.families = v.families
             post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
-            let heldFor = heldSince.duration(to: time.now())
+            let heldFor = heldSince.duration(to: now)
             let since = wallClock() - heldFor.microseconds
             s.current = StateEvent(
                 state: v.state, previous: s.current.state, since: since, interface: v.interface,
@@ -341,7 +342,8 @@ public final class Bus: BusControl, Sendable {
         state.withLock { s in
             s.armedAt = nil
             s.timer = nil
-            apply(s.debouncer.tick(at: time.now()), to: &s)
+            let now = time.now()
+            apply(s.debouncer.tick(at: now), at: now, to: &s)
             rearm(&s)
         }
     }
@@ -401,7 +403,8 @@ public final class Bus: BusControl, Sendable {
         }
         return state.withLock { s in
             if let verdict = s.verdict, s.debouncer.pending?.key == verdict.key {
-                apply(s.debouncer.flush(at: time.now()), to: &s)
+                let now = time.now()
+                apply(s.debouncer.flush(at: now), at: now, to: &s)
             }
             return s.current
         }

@@ -181,19 +181,24 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
 
     /// Publishes whatever is due at `now`.
     public mutating func tick(at now: Instant) -> Output {
-        if let t = trouble {
-            if let since = t.degradedSince, t.degradedBefore + since.duration(to: now) >= down {
-                trouble = nil
+        // The trouble and the candidate are read in place and moved out only when
+        // due: a copy of either (verdicts, strings and all) on every tick cost as
+        // much as the rest of a publication.
+        if trouble != nil {
+            if let since = trouble!.degradedSince, trouble!.degradedBefore + since.duration(to: now) >= down {
+                let t = trouble.take()!
                 return publish(t.newestDegraded, heldSince: t.start)
             }
-            if let back = t.backSince, back.duration(to: now) >= up {
-                trouble = nil
+            if let back = trouble!.backSince, back.duration(to: now) >= up {
+                let t = trouble.take()!
                 return t.newestOnline.map { settleBack($0, at: now) } ?? .none
             }
             return .none
         }
-        guard let c = candidate, let due = deadline, due <= now else { return .none }
-        candidate = nil
+        guard let since = candidate?.since,
+              since.advanced(by: window(for: candidate!.verdict)) <= now,
+              let c = candidate.take()
+        else { return .none }
         return publish(c.verdict, heldSince: c.since)
     }
 

@@ -53,21 +53,23 @@ public enum Decision {
             guard let best, let bestStamp = slots[best]?.stamp else { return true }
             return stamp > bestStamp
         }
+        // Each field is read through the slot, not through a copy of its input:
+        // binding the input copied the observation (and released it after).
         for i in slots.indices {
-            guard let input = slots[i] else { continue }
-            let o = input.observation
-            if let m = o.metered, newestMetered.map({ input.stamp > $0.stamp }) ?? true {
-                newestMetered = (m, input.stamp)
+            guard let stamp = slots[i]?.stamp else { continue }
+            if let m = slots[i]!.observation.metered, newestMetered.map({ stamp > $0.stamp }) ?? true {
+                newestMetered = (m, stamp)
             }
-            if !o.connection.isEmpty, isNewest(input.stamp, than: newestNamed) { newestNamed = i }
-            switch o.role {
+            if !slots[i]!.observation.connection.isEmpty, isNewest(stamp, than: newestNamed) { newestNamed = i }
+            let state = slots[i]!.observation.state
+            switch slots[i]!.observation.role {
             case .link:
-                guard o.state != .unknown else { continue }
-                if isNewest(input.stamp, than: newestLink) { newestLink = i }
-                if o.state != .offline, isNewest(input.stamp, than: newestUsableLink) { newestUsableLink = i }
+                guard state != .unknown else { continue }
+                if isNewest(stamp, than: newestLink) { newestLink = i }
+                if state != .offline, isNewest(stamp, than: newestUsableLink) { newestUsableLink = i }
             case .reachability:
-                guard o.state != .unknown else { continue }
-                if isNewest(input.stamp, than: newestReach) { newestReach = i }
+                guard state != .unknown else { continue }
+                if isNewest(stamp, than: newestReach) { newestReach = i }
             }
         }
         func observation(_ index: Int?) -> Observation? { index.flatMap { slots[$0]?.observation } }

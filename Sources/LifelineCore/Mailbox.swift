@@ -19,7 +19,8 @@ public final class Mailbox: Sendable {
 
     private struct State {
         var queue: [Update] = []
-        var waiter: CheckedContinuation<Update?, Never>?
+        /// The sink, parked until a post (or the end) gives it something to take.
+        var waiter: CheckedContinuation<Void, Never>?
         var lastTaken: Update?
         var dropped = 0
         var closed = false
@@ -33,19 +34,24 @@ public final class Mailbox: Sendable {
         self.policy = policy
     }
 
-    /// Never blocks: hands the update to a waiting sink or stores it.
+    /// Never blocks: stores the update and wakes the sink if it is parked.
+    ///
+    /// The update waits in the queue even when the sink is parked: the sink
+    /// takes from the queue once it runs, so a put that comes between its wake-up
+    /// and its run coalesces into what it takes (it sees the newest, not the one
+    /// that woke it, then the newest), and only the put that finds it parked
+    /// resumes it; the others find no waiter and cost no resume.
     public func post(_ update: Update) {
-        let waiter: CheckedContinuation<Update?, Never>? = state.withLock { s in
+        let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
             if s.closed || s.finished { return nil }
-            if let waiter = s.waiter {
-                s.waiter = nil
-                s.lastTaken = update
-                return waiter
-            }
             switch policy {
             case .latest:
-                if let older = s.queue.last {
-                    s.queue[0] = update.coalesced(over: older)
+                if !s.queue.isEmpty {
+                    // In place: the bus posts on every change, and a merged copy
+                    // cost a copy of every field and a release of the older's.
+                    let wasTransition = s.queue[0].isTransition
+                    s.queue[0] = update
+                    if wasTransition { s.queue[0].isTransition = true }
                 } else {
                     s.queue.append(update)
                 }
@@ -62,35 +68,53 @@ public final class Mailbox: Sendable {
                     }
                 }
             }
-            return nil
+            defer { s.waiter = nil }
+            return s.waiter
         }
-        waiter?.resume(returning: update)
+        waiter?.resume()
     }
 
     /// The next update, waiting if there is none; nil once closed or cancelled.
     public func next() async -> Update? {
         if let ready = takeReady() { return ready }
+        // Once more after the tasks ready now have run: a bus publishing in a
+        // burst has often posted again by then, and a sink that takes it without
+        // parking costs the bus no resume (and its thread no wake-up). A yield
+        // delays nothing: what waits now was taken above.
+        await Task.yield()
+        if let ready = takeReady() { return ready }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Update?, Never>) in
-                let immediate: Update?? = state.withLock { s in
-                    if s.closed || Task.isCancelled { return .some(nil) }
-                    if !s.queue.isEmpty {
-                        let u = s.queue.removeFirst()
-                        s.lastTaken = u
-                        return .some(u)
-                    }
-                    if s.finished { return .some(nil) }
-                    s.waiter = continuation
-                    return .none
+            while true {
+                var taken: Update??
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    taken = take(orPark: continuation)
+                    if taken != nil { continuation.resume() }
                 }
-                if let immediate { continuation.resume(returning: immediate) }
+                if let taken { return taken }
             }
         } onCancel: {
             let waiter = state.withLock { s in
                 defer { s.waiter = nil }
                 return s.waiter
             }
-            waiter?.resume(returning: nil)
+            waiter?.resume()
+        }
+    }
+
+    /// The first update that waits, `.some(nil)` once the sequence has ended,
+    /// nil if the sink must wait. With a continuation, a sink that must wait is
+    /// parked in the same lock, so no post can come between the look and the park.
+    private func take(orPark continuation: CheckedContinuation<Void, Never>) -> Update?? {
+        state.withLock { s -> Update?? in
+            if s.closed || Task.isCancelled { return .some(nil) }
+            if !s.queue.isEmpty {
+                let u = s.queue.removeFirst()
+                s.lastTaken = u
+                return .some(u)
+            }
+            if s.finished { return .some(nil) }
+            s.waiter = continuation
+            return nil
         }
     }
 
@@ -140,20 +164,20 @@ public final class Mailbox: Sendable {
             defer { s.waiter = nil }
             return s.waiter
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume()
     }
 
     /// Takes no more posts, but hands out what already waits before the sequence
     /// ends: a sink being replaced (config reload) writes every transition that
     /// reached it.
     public func finish() {
-        let waiter = state.withLock { s -> CheckedContinuation<Update?, Never>? in
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             s.finished = true
             guard s.queue.isEmpty else { return nil }
             defer { s.waiter = nil }
             return s.waiter
         }
-        waiter?.resume(returning: nil)
+        waiter?.resume()
     }
 
     /// Whether `finish()` or `close()` ended it.

@@ -14,4 +14,28 @@ guard let name = args.first, let bench = benchmarks.first(where: { $0.name == na
     for b in benchmarks { print("  \(b.name)  \(b.summary)") }
     exit(args.isEmpty ? 0 : 2)
 }
-try await bench.run(Array(args.dropFirst()))
+// The bus runs on the daemon's executor, as in the daemon, installed the same
+// way: before any task exists. LIFELINE_BENCH_EXECUTOR=swift keeps Swift's own
+// (libdispatch's pool) to compare.
+let executor = getenv("LIFELINE_BENCH_EXECUTOR").map { String(cString: $0) } ?? "quiet"
+if name == "throughput", executor != "swift" {
+    guard QuietExecutor.install() != nil else {
+        print("lifeline-bench: the daemon's executor could not start its threads")
+        exit(1)
+    }
+    print("executor: the daemon's (QuietExecutor, \(QuietExecutor.defaultThreads) threads)")
+} else if name == "throughput" {
+    print("executor: Swift's default (libdispatch)")
+}
+// The main thread only waits, as the daemon's does: an async main would run the
+// benchmark's first steps on the main actor instead.
+Task.detached {
+    do {
+        try await bench.run(Array(args.dropFirst()))
+        exit(0)
+    } catch {
+        print("lifeline-bench \(name): \(error)")
+        exit(1)
+    }
+}
+while true { pause() }

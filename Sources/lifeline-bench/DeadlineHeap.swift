@@ -1,0 +1,1 @@
+../lifeline-daemon/DeadlineHeap.swift
