@@ -14,56 +14,41 @@ import Testing
         guard Harness.available(.rootAnd(["ip", "nft", "python3", "dbus-daemon"])) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
-        // A session bus, so the D-Bus service does not retry reaching one.
         let bus = try PrivateBus()
-        // A probe every 2 s, so the window holds several rounds; the counter
-        // watcher's longest step is then 2 s too, so it has backed off at once.
-        let fixture = try ProbeTests().startDaemon(lab, config: """
-            [[monitor]]
-            kind = "netlink"
-
-            [[monitor]]
-            kind = "probe"
-            url = "\(lab.checkURL)"
-            interval = "2s"
-
-            [[sink]]
-            kind = "log"
-            """, environment: bus.environment)
+        let fixture = try startDaemon(lab, bus: bus)
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
-        let pid = try #require(fixture.process?.pid)
         try await Task.sleep(for: .seconds(3))  // start-up work settles: the fixed warm-up, not a wait for anything
-
-        let requestsBefore = lab.requests(.ok).count
-        let before = ThreadSwitches(pid: pid)
-        try await Task.sleep(for: .seconds(12))  // the fixed window: about six rounds
-        let after = ThreadSwitches(pid: pid)
-        let rounds = lab.requests(.ok).count - requestsBefore
-        #expect(rounds >= 4, "only \(rounds) probe rounds in 12 s")
-        // No thread came: one started for a round would take its wake-ups with
-        // it when it ends. (One may go: libdispatch ends its idle worker a
-        // few seconds after start-up, where the signal handlers ran.)
-        #expect(Set(after.byThread.keys).isSubset(of: before.byThread.keys), "threads came: \(before.names) → \(after.names)")
-        let woken = after.byThread.values.reduce(0, +) - before.byThread.values.reduce(0, +)
-        let byName = after.byName.map { name, count in (name, count - (before.byName[name] ?? 0)) }.filter { $0.1 > 0 }
-        // Two per round; a round cut by the window's edges may add two.
-        #expect(woken <= 2 * rounds + 2, "\(woken) wake-ups for \(rounds) probe rounds: \(byName)")
+        try await expectTwoWakeUpsPerRound(fixture, minimumRounds: 4)
         #expect(fixture.loggedStates() == ["online"])
         #expect(await fixture.stop() == 0)
     }
 
     /// The same in an outage, the machine idle: a round wakes the daemon for
     /// its timer and for the connect's deadline, and the counter watcher,
-    /// backed off to the interval, samples as each round starts instead of on
-    /// a timer of its own (which added a wake-up per interval).
+    /// backed off to the interval, samples right after each round instead of
+    /// on a timer of its own (which added a wake-up per interval).
     @Test func anIdleRoundInAnOutageWakesTheDaemonTwice() async throws {
         guard Harness.available(.rootAnd(["ip", "nft", "python3", "dbus-daemon"])) else { return }
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let bus = try PrivateBus()
-        // A probe every 2 s at most: the ramp (1 s, then 2 s) and the counter
-        // watcher's back-off (1 s, 2 s) both reach it within seconds.
-        let fixture = try ProbeTests().startDaemon(lab, config: """
+        // The ramp (1 s, then 2 s) and the counter watcher's back-off (1 s,
+        // 2 s) both reach the interval within seconds.
+        let fixture = try startDaemon(lab, bus: bus, probeKeys: "timeout = \"1s\"")
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        try lab.blackhole()
+        #expect(await fixture.waitForState("limited", timeout: .seconds(15)))
+        try await Task.sleep(for: .seconds(8))  // the ramp and the back-off settle: a fixed warm-up, not a wait for anything
+        try await expectTwoWakeUpsPerRound(fixture, minimumRounds: 3)  // rounds of 1 s every 3 s
+        #expect(fixture.loggedStates() == ["online", "limited"])
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// A daemon probing the lab every 2 s, so a window holds several rounds;
+    /// the counter watcher's longest step is then 2 s too. A session bus, so
+    /// the D-Bus service does not retry reaching one.
+    private func startDaemon(_ lab: ProbeLab, bus: PrivateBus, probeKeys: String = "") throws -> DaemonFixture {
+        try ProbeTests().startDaemon(lab, config: """
             [[monitor]]
             kind = "netlink"
 
@@ -71,29 +56,30 @@ import Testing
             kind = "probe"
             url = "\(lab.checkURL)"
             interval = "2s"
-            timeout = "1s"
+            \(probeKeys)
 
             [[sink]]
             kind = "log"
             """, environment: bus.environment)
-        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
-        try lab.blackhole()
-        #expect(await fixture.waitForState("limited", timeout: .seconds(15)))
-        let pid = try #require(fixture.process?.pid)
-        try await Task.sleep(for: .seconds(8))  // the ramp and the back-off settle: a fixed warm-up, not a wait for anything
+    }
 
-        let roundsBefore = fixture.daemonLog.components(separatedBy: "probing (").count
+    /// Over a fixed 12 s window: at most two wake-ups per probe round (a round
+    /// cut by the window's edges may add two), and no thread came (one started
+    /// for a round would take its wake-ups with it when it ends; one may go:
+    /// libdispatch ends its idle worker a few seconds after start-up, where the
+    /// signal handlers ran).
+    private func expectTwoWakeUpsPerRound(_ fixture: DaemonFixture, minimumRounds: Int) async throws {
+        let pid = try #require(fixture.process?.pid)
+        func roundsSoFar() -> Int { fixture.daemonLog.components(separatedBy: "probing (").count }
+        let roundsBefore = roundsSoFar()
         let before = ThreadSwitches(pid: pid)
-        try await Task.sleep(for: .seconds(12))  // the fixed window: about four rounds of 1 s every 3 s
+        try await Task.sleep(for: .seconds(12))  // the fixed window
         let after = ThreadSwitches(pid: pid)
-        let rounds = fixture.daemonLog.components(separatedBy: "probing (").count - roundsBefore
-        #expect(rounds >= 3, "only \(rounds) probe rounds in 12 s")
+        let rounds = roundsSoFar() - roundsBefore
+        #expect(rounds >= minimumRounds, "only \(rounds) probe rounds in 12 s")
         #expect(Set(after.byThread.keys).isSubset(of: before.byThread.keys), "threads came: \(before.names) → \(after.names)")
         let woken = after.byThread.values.reduce(0, +) - before.byThread.values.reduce(0, +)
         let byName = after.byName.map { name, count in (name, count - (before.byName[name] ?? 0)) }.filter { $0.1 > 0 }
-        // Two per round; a round cut by the window's edges may add two.
-        #expect(woken <= 2 * rounds + 2, "\(woken) wake-ups for \(rounds) probe rounds in an outage: \(byName)")
-        #expect(fixture.loggedStates() == ["online", "limited"])
-        #expect(await fixture.stop() == 0)
+        #expect(woken <= 2 * rounds + 2, "\(woken) wake-ups for \(rounds) probe rounds: \(byName)")
     }
 }
