@@ -47,11 +47,7 @@ public final class Mailbox: Sendable {
             switch policy {
             case .latest:
                 if !s.queue.isEmpty {
-                    // In place: the bus posts on every change, and a merged copy
-                    // cost a copy of every field and a release of the older's.
-                    let wasTransition = s.queue[0].isTransition
-                    s.queue[0] = update
-                    if wasTransition { s.queue[0].isTransition = true }
+                    s.queue[0].replace(with: update)
                 } else {
                     s.queue.append(update)
                 }
@@ -59,7 +55,7 @@ public final class Mailbox: Sendable {
                 if let older = s.queue.last, !older.isTransition {
                     // An attribute-only update never needs to be seen on its own;
                     // a waiting transition is kept exactly as it was published.
-                    s.queue[s.queue.count - 1] = update.coalesced(over: older)
+                    s.queue[s.queue.count - 1].replace(with: update)
                 } else {
                     s.queue.append(update)
                     if s.queue.count > capacity {

@@ -109,10 +109,12 @@ public struct Update: Sendable, Equatable {
 
     public func isMuted(at now: Int64) -> Bool { mutedUntil > now }
 
-    /// A newer update replacing an older one still waiting in a coalescing mailbox.
-    func coalesced(over older: Update) -> Update {
-        var merged = self
-        merged.isTransition = isTransition || older.isTransition
-        return merged
+    /// Replaced in place by a newer update while both wait in a coalescing
+    /// mailbox: still a transition if either was. In place, because the bus
+    /// posts on every change, and a merged copy cost a copy of every field.
+    mutating func replace(with newer: Update) {
+        let wasTransition = isTransition
+        self = newer
+        if wasTransition { isTransition = true }
     }
 }
