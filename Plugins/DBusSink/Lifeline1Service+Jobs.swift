@@ -115,18 +115,12 @@ extension Lifeline1Service {
     /// an asynchronous call: the loop thread never waits for the bus.
     func followJobOwners(on connection: BusConnection) async {
         connection.onSignal { [weak self] message in
-            guard message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged"),
-                  message.sender == "org.freedesktop.DBus",
-                  let args = try? message.arguments(), args.count == 3,
-                  let name = args[0].string, name.hasPrefix(":"), args[2].string == ""
-            else { return }
-            self?.jobControl?.removeAll(ownedBy: name)
+            // Only the bus says who left; any peer could send this signal to drop another's jobs.
+            guard let change = NameOwnerChange(message), change.name.hasPrefix(":"), change.newOwner.isEmpty else { return }
+            self?.jobControl?.removeAll(ownedBy: change.name)
         }
         do {
-            let m = try BusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                              interface: "org.freedesktop.DBus", member: "AddMatch")
-            try m.append(.string("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"))
-            _ = try await connection.call(m, timeout: .seconds(5))
+            try await connection.subscribe(to: NameOwnerChange.matchRule(), timeout: .seconds(5))
         } catch {
             logger.warning("cannot follow callers leaving the bus (\(error)); a killed `lifeline run` may leave its job listed")
         }

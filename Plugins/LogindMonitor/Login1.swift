@@ -22,16 +22,17 @@ enum Login1 {
     static let session = "org.freedesktop.login1.Session"
     static let user = "org.freedesktop.login1.User"
     static let properties = "org.freedesktop.DBus.Properties"
-    static let bus = "org.freedesktop.DBus"
     /// Answers from logind are quick; a stuck one must not stall the monitor.
     static let callTimeout = Duration.seconds(5)
 
-    /// The signals the monitor follows. The sender's unique name is checked too
-    /// (`LogindEvent`'s `sender`), so another program on the bus cannot fake them.
+    /// The signals the monitor follows. A match rule does not keep out a signal
+    /// addressed to this connection, which any local user may send: the sender
+    /// is checked too (`LogindEvent`'s `sender` against logind's owner, which
+    /// only the bus's own `NameOwnerChanged` can change).
     static let matchRules = [
         "type='signal',sender='\(name)',interface='\(manager)',member='PrepareForSleep',path='\(path)'",
         "type='signal',sender='\(name)',interface='\(properties)',member='PropertiesChanged',arg0='\(session)'",
-        "type='signal',sender='\(bus)',interface='\(bus)',member='NameOwnerChanged',arg0='\(name)'",
+        NameOwnerChange.matchRule(name: name),
     ]
 
     static func event(from message: BusMessage) -> LogindEvent? {
@@ -52,9 +53,9 @@ enum Login1 {
             }
             return nil
         }
-        if message.is(interface: bus, member: "NameOwnerChanged") {
-            guard arguments.count == 3, arguments[0].string == name, let owner = arguments[2].string else { return nil }
-            return .logindOwner(owner)
+        // Believed from the bus alone: anyone else's would hand logind's voice to a stranger.
+        if let change = NameOwnerChange(message), change.name == name {
+            return .logindOwner(change.newOwner)
         }
         return nil
     }
@@ -70,20 +71,12 @@ enum Login1 {
 
     /// Subscribes to `matchRules` without blocking the loop the connection runs on.
     static func subscribe(_ connection: BusConnection) async throws(BusError) {
-        for rule in matchRules {
-            _ = try await call(connection, bus, "/org/freedesktop/DBus", bus, "AddMatch", [.string(rule)])
-        }
+        for rule in matchRules { try await connection.subscribe(to: rule, timeout: callTimeout) }
     }
 
     /// logind's unique name, or nil when it is not on the bus.
     static func owner(_ connection: BusConnection) async throws(BusError) -> String? {
-        let reply = try await call(connection, bus, "/org/freedesktop/DBus", bus, "NameHasOwner", [.string(name)])
-        guard reply.first?.bool == true else { return nil }
-        do {
-            return try await call(connection, bus, "/org/freedesktop/DBus", bus, "GetNameOwner", [.string(name)]).first?.string
-        } catch where error.name == BusError.nameHasNoOwner {
-            return nil  // it left between the two questions
-        }
+        try await connection.owner(of: name, timeout: callTimeout)
     }
 
     /// A delay inhibitor lock: logind waits (up to its `InhibitDelayMaxSec`)

@@ -8,6 +8,12 @@ import Synchronization
 /// is lost: reads every property once (`GetAll`) when NetworkManager is on the
 /// bus, then only applies what `PropertiesChanged` says. NetworkManager leaving
 /// and coming back (`NameOwnerChanged`) is followed on the same connection.
+///
+/// Only NetworkManager speaks for NetworkManager: a signal counts when its
+/// sender is the current owner of `org.freedesktop.NetworkManager`, and who
+/// that is only the bus says (`NameOwner`). Any local user can address a
+/// signal to this connection, so one that claims `Connectivity = PORTAL`
+/// from anyone else is dropped, unread.
 final class NetworkManagerClient: Sendable {
     static let name = "org.freedesktop.NetworkManager"
     static let path = "/org/freedesktop/NetworkManager"
@@ -41,16 +47,19 @@ final class NetworkManagerClient: Sendable {
         await connection.attach(to: loop)
         connection.onSignal { sink.yield(.signal($0)) }
         connection.onDisconnect { sink.yield(.lost) }
-        try connection.addMatch(
-            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.name)'")
-        try connection.addMatch(
-            "type='signal',sender='\(Self.name)',interface='\(Self.propertiesInterface)',member='PropertiesChanged'")
+        // Asynchronous: a system bus slow to answer holds no thread of the pool.
+        var networkManager = NameOwner(Self.name)
+        try await connection.subscribe(to: networkManager.matchRule)
+        try await connection.subscribe(
+            to: "type='signal',sender='\(Self.name)',interface='\(Self.propertiesInterface)',member='PropertiesChanged'")
         shared.withLock { $0.connection = connection }
         defer { shared.withLock { $0 = Shared() } }
 
         var view = NetworkManagerView()
         var primaryPath = "/"
-        if await hasOwner(connection) {
+        // Asked after subscribing, so an owner that changes meanwhile is still heard of.
+        networkManager.owner = try? await connection.owner(of: Self.name)
+        if networkManager.owner != nil {
             (view, primaryPath) = await readAll(connection)
             arrived(view)
         } else {
@@ -59,10 +68,8 @@ final class NetworkManagerClient: Sendable {
         }
         for await event in events {
             guard case .signal(let message) = event else { return }
-            guard let args = try? message.arguments() else { continue }
-            if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
-                guard args.count == 3, args[0].string == Self.name, let owner = args[2].string else { continue }
-                if owner.isEmpty {
+            if let change = networkManager.follow(message) {
+                if change.newOwner.isEmpty {
                     logger.info("NetworkManager left the system bus")
                     shared.withLock { $0.present = false }
                     publisher.absent()
@@ -73,7 +80,8 @@ final class NetworkManagerClient: Sendable {
                 }
                 continue
             }
-            guard message.is(interface: Self.propertiesInterface, member: "PropertiesChanged"),
+            guard networkManager.sent(message), let args = try? message.arguments(),
+                  message.is(interface: Self.propertiesInterface, member: "PropertiesChanged"),
                   args.count >= 2, let interface = args[0].string, let changed = args[1].vardictEntries
             else { continue }
             if message.path == Self.path, interface == Self.name {
@@ -118,15 +126,6 @@ final class NetworkManagerClient: Sendable {
         } catch {
             logger.debug("NetworkManager CheckConnectivity: \(error)")
         }
-    }
-
-    private func hasOwner(_ connection: BusConnection) async -> Bool {
-        guard let m = try? BusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                 interface: "org.freedesktop.DBus", member: "NameHasOwner"),
-              (try? m.append(.string(Self.name))) != nil,
-              let reply = try? await connection.call(m, timeout: .seconds(10))
-        else { return false }
-        return (try? reply.arguments().first?.bool) == true
     }
 
     /// Every property that matters, and the path of the primary connection.

@@ -10,8 +10,13 @@ public struct PlainHTTPReplyReader: Sendable {
     public static let lineLimit = 8 * 1024
     /// All header lines of the response together (the `1xx` ones included).
     public static let headerBytesLimit = 64 * 1024
-    /// Header lines kept; more are read and dropped.
+    /// Header lines kept for display; more are read and dropped, but for the
+    /// first of each of `decisive`.
     public static let headerLimit = HTTPRequest.headerLimit
+    /// The headers that say how the reply is framed and where a redirect goes:
+    /// kept wherever they stand. A portal that sends 300 `Set-Cookie` lines
+    /// first is still read to its end, and still a redirect to its sign-in page.
+    static let decisive = ["transfer-encoding", "content-length", "location"]
     public static let bodyLimit = HTTPRequest.bodyLimit
 
     public enum Step: Sendable, Equatable {
@@ -36,6 +41,8 @@ public struct PlainHTTPReplyReader: Sendable {
     private var phase = Phase.statusLine
     private var line: [UInt8] = []
     private var headerBytes = 0
+    /// Which of `decisive` the kept headers hold.
+    private var decisiveSeen: Set<String> = []
 
     private enum Phase: Sendable, Equatable {
         case statusLine, headers
@@ -157,6 +164,7 @@ public struct PlainHTTPReplyReader: Sendable {
             }
             status = code
             headers.removeAll()
+            decisiveSeen.removeAll()
             phase = .headers
         case .headers:
             if text.isEmpty { endOfHeaders() } else { keepHeader(text) }
@@ -190,7 +198,19 @@ public struct PlainHTTPReplyReader: Sendable {
 
     private mutating func keepHeader(_ text: [UInt8]) {
         let trimmed = String(decoding: text, as: UTF8.self).trimmingSpaces()
-        if !trimmed.isEmpty, headers.count < Self.headerLimit { headers.append(String(trimmed)) }
+        guard !trimmed.isEmpty else { return }
+        let decisive = Self.name(of: trimmed).flatMap { Self.decisive.contains($0) ? $0 : nil }
+        // Past the cap only a decisive header not seen yet is kept: the first
+        // one counts, as it would within the cap, and memory stays bounded.
+        guard headers.count < Self.headerLimit || decisive.map({ !decisiveSeen.contains($0) }) == true else { return }
+        headers.append(String(trimmed))
+        if let decisive { decisiveSeen.insert(decisive) }
+    }
+
+    /// A header line's name, lowercased; nil without a colon.
+    private static func name(of line: Substring) -> String? {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        return line[..<colon].trimmingSpaces().lowercased()
     }
 
     private mutating func endOfHeaders() {
@@ -198,6 +218,7 @@ public struct PlainHTTPReplyReader: Sendable {
         if (100...199).contains(status) {
             status = 0
             headers.removeAll()
+            decisiveSeen.removeAll()
             phase = .statusLine
             return
         }

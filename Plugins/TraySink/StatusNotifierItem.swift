@@ -16,7 +16,10 @@ import LifelineGLib
 /// toast run on other loops, so a host that hangs delays no one but itself.
 ///
 /// A watcher that appears later, restarts or never exists is followed with a
-/// name watch (NameOwnerChanged): each new owner gets a registration.
+/// name watch (NameOwnerChanged): each new owner gets a registration. A session
+/// bus that goes away (or is not there yet) is tried again after a pause that
+/// grows from 250 ms to 10 s, as the daemon's own D-Bus service does; the item
+/// and its menu are put on the new bus, and registered with its watcher.
 final class StatusNotifierItem: @unchecked Sendable {
     // @unchecked: the mutable state below is touched on `StatusNotifierItem.loop` only.
     /// On GLib's default context: libdbusmenu-glib queues its signals and the
@@ -31,6 +34,11 @@ final class StatusNotifierItem: @unchecked Sendable {
     private var connection: OpaquePointer?
     private var registration: guint = 0
     private var watch: guint = 0
+    private var closedHandler: gulong = 0
+    private var retry: LoopSource?
+    private var pause = firstPause
+    static let firstPause = Duration.milliseconds(250)
+    static let longestPause = Duration.seconds(10)
     private var menu: TrayMenu?
     private var look: TrayLook
     private var closed = false
@@ -38,7 +46,7 @@ final class StatusNotifierItem: @unchecked Sendable {
     init(events: AsyncStream<TrayEvent>.Continuation, look: TrayLook) {
         self.events = events
         self.look = look
-        loop.perform { [self] in start() }
+        loop.perform { [self] in connect() }
     }
 
     /// Shows `look`, and tells hosts what changed; on a `transition`, every
@@ -59,16 +67,53 @@ final class StatusNotifierItem: @unchecked Sendable {
 
     // MARK: On the loop thread
 
-    private func start() {
+    /// Puts the item on the session bus, or tries again after a pause.
+    private func connect() {
+        guard !closed else { return }
+        if start() {
+            pause = Self.firstPause
+            return
+        }
+        teardown()
+        tryAgainLater()
+    }
+
+    private func tryAgainLater() {
+        retry = loop.addTimeout(pause) { [self] in
+            retry = nil
+            connect()
+            return false
+        }
+        pause = min(pause * 2, Self.longestPause)
+    }
+
+    /// The bus went away: everything on it is dropped (the last reference to
+    /// GDBus's shared connection with it, so the next attempt makes a new one).
+    private func lost() {
+        events.yield(.busLost)
+        teardown()
+        if !closed { tryAgainLater() }
+    }
+
+    /// True when the item is on the bus, its menu beside it, and the watcher followed.
+    private func start() -> Bool {
         var error: UnsafeMutablePointer<GError>?
         guard let c = g_bus_get_sync(G_BUS_TYPE_SESSION, nil, &error) else {
             events.yield(.noBus(Self.message(error)))
-            return
+            return false
+        }
+        connection = c
+        // Still held somewhere after a loss: GDBus hands the closed one out again.
+        guard g_dbus_connection_is_closed(c) == 0 else {
+            events.yield(.noBus("the session bus connection is closed"))
+            return false
         }
         // GDBus would end the whole daemon when the session bus goes; that is
         // the daemon's call, not the tray's.
         g_dbus_connection_set_exit_on_close(c, 0)
-        connection = c
+        closedHandler = lifeline_dbus_connection_connect_closed(c, { _, _, _, data in
+            Unmanaged<StatusNotifierItem>.fromOpaque(data!).takeUnretainedValue().lost()
+        }, Unmanaged.passRetained(self).toOpaque(), { data, _ in Unmanaged<StatusNotifierItem>.fromOpaque(data!).release() })
         registration = lifeline_dbus_register_object(
             c, Self.path, Self.interfaceInfo,
             { _, _, _, _, method, parameters, invocation, data in
@@ -84,7 +129,7 @@ final class StatusNotifierItem: @unchecked Sendable {
             &error)
         if registration == 0 {
             events.yield(.noBus("cannot export \(Self.path): \(Self.message(error))"))
-            return
+            return false
         }
         menu = TrayMenu(events: events)
         menu?.setMuted(look.muted)
@@ -100,6 +145,7 @@ final class StatusNotifierItem: @unchecked Sendable {
                 me.events.yield(.watcherVanished)
             },
             Unmanaged.passRetained(self).toOpaque(), { data in Unmanaged<StatusNotifierItem>.fromOpaque(data!).release() })
+        return true
     }
 
     /// RegisterStatusNotifierItem with our object path: the watcher takes our
@@ -172,8 +218,17 @@ final class StatusNotifierItem: @unchecked Sendable {
     private func closeOnLoop() {
         if closed { return }
         closed = true
+        retry?.cancel()
+        retry = nil
+        teardown()
+    }
+
+    /// Takes everything off the connection and lets it go.
+    private func teardown() {
         if watch != 0 { g_bus_unwatch_name(watch) }
         watch = 0
+        if let connection, closedHandler != 0 { g_signal_handler_disconnect(UnsafeMutableRawPointer(connection), closedHandler) }
+        closedHandler = 0
         if let connection, registration != 0 { g_dbus_connection_unregister_object(connection, registration) }
         registration = 0
         menu?.close()

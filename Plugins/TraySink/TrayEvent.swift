@@ -12,4 +12,6 @@ enum TrayEvent: Sendable, Equatable {
     case watcherVanished
     /// No session bus to put the icon on.
     case noBus(String)
+    /// The session bus went away; the icon comes back with it.
+    case busLost
 }

@@ -7,6 +7,7 @@ struct TrayLook: Equatable, Sendable {
     var icon: String
     /// Passive: hosts may tuck the icon away; Active and NeedsAttention ask to be seen.
     var status: String
+    /// The tooltip's title and text, as markup.
     var heading: String
     var text: String
     var muted: Bool
@@ -23,8 +24,10 @@ struct TrayLook: Equatable, Sendable {
         case .unknown:
             (icon, status) = ("network-idle", "Passive")
         }
-        heading = TrayText.heading(e.state)
-        text = TrayText.sentence(e)
+        // Hosts render the tooltip as markup, and the sentence carries names
+        // from the network (a Wi-Fi's, a portal's `Location`).
+        heading = MarkupText.escaped(TrayText.heading(e.state))
+        text = MarkupText.escaped(TrayText.sentence(e))
         muted = update.isMuted(at: now)
     }
 }

@@ -31,8 +31,6 @@ public struct TraySink: Sink {
 
     /// How many outages the menu lists.
     static let recentCount = 5
-    /// How long "Recent outages" waits for the log sink to write a transition.
-    static let logCatchUp = Duration.seconds(2)
 
     let config: Config
     let context: PluginContext
@@ -51,17 +49,13 @@ public struct TraySink: Sink {
             group.addTask {
                 for await event in events { handle(event, item: item) }
             }
-            var refresh: Task<Void, Never>?
+            // Once at start, for a host that never says it opens the submenu;
+            // after that only when one does (`outagesAboutToShow`).
+            group.addTask { await refreshOutages(item) }
             var muteEnd: Task<Void, Never>?
-            var first = true
             for await update in updates {
                 let now = WallClock.micros()
                 item.show(TrayLook(update, now: now), transition: update.isTransition)
-                if first || update.isTransition {
-                    refresh?.cancel()
-                    refresh = Task { await refreshOutages(item, upTo: update.event.sequence) }
-                }
-                first = false
                 // A mute that runs out brings "Mute for 1 hour" back, though no update comes with its end.
                 muteEnd?.cancel()
                 muteEnd = nil
@@ -72,7 +66,6 @@ public struct TraySink: Sink {
                     }
                 }
             }
-            refresh?.cancel()
             muteEnd?.cancel()
             group.cancelAll()
         }
@@ -95,7 +88,7 @@ public struct TraySink: Sink {
         case .openLog:
             do { try LogOpener.open(logPath) } catch { log.warning("tray: cannot open \(logPath): \(error)") }
         case .outagesAboutToShow:
-            Task { await refreshOutages(item, upTo: nil) }
+            Task { await refreshOutages(item) }
         case .registered:
             log.debug("tray: registered with the tray host")
         case .registrationFailed(let message):
@@ -106,20 +99,20 @@ public struct TraySink: Sink {
             log.debug("tray: no tray host on the session bus (no org.kde.StatusNotifierWatcher); the icon waits for one")
         case .noBus(let message):
             log.debug("tray: no icon: \(message)")
+        case .busLost:
+            log.debug("tray: the session bus went away; the icon comes back with it")
         }
     }
 
-    /// Lists the last outages of the log in the menu, once the log holds the
-    /// transition `sequence` (the log sink writes it at about the same moment).
-    private func refreshOutages(_ item: StatusNotifierItem, upTo sequence: UInt64?) async {
-        if let sequence, sequence > 0 {
-            let clock = ContinuousClock()
-            let deadline = clock.now + Self.logCatchUp
-            while (EventLog.lastSequence(path: logPath) ?? 0) < sequence, clock.now < deadline {
-                do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
-            }
-        }
-        item.setOutages(Self.recentOutages(logPath, now: WallClock.micros()))
+    /// Lists the last outages of the log in the menu. The log and its
+    /// rotations are read on a thread of their own: megabytes of reading must
+    /// not hold a thread of the pool, where the debounce timer runs.
+    private func refreshOutages(_ item: StatusNotifierItem) async {
+        let path = logPath
+        let reader = SerialThread(name: "lifeline-tray-log")
+        defer { reader.stop() }
+        guard let lines = try? await reader.run({ Self.recentOutages(path, now: WallClock.micros()) }) else { return }
+        item.setOutages(lines)
     }
 
     /// The last `recentCount` outages of the log, newest first, as menu lines.

@@ -77,11 +77,7 @@ enum TrayText {
     static func visible(_ text: String, limit: Int = 200) -> String {
         var out = ""
         var kept = 0
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: continue
-            default: break
-            }
+        for scalar in text.unicodeScalars where !MarkupText.isControl(scalar) {
             if kept == limit { out += "…"; break }
             out.unicodeScalars.append(scalar)
             kept += 1

@@ -53,6 +53,13 @@ static inline guint lifeline_dbus_register_object(GDBusConnection *connection, c
     return g_dbus_connection_register_object(connection, path, interface, &vtable, data, destroy, error);
 }
 
+/// A connection's "closed": the bus went away (or the connection was closed).
+static inline gulong lifeline_dbus_connection_connect_closed(GDBusConnection *connection,
+                                                             void (*callback)(GDBusConnection *, gboolean, GError *, gpointer),
+                                                             gpointer data, GClosureNotify destroy) {
+    return g_signal_connect_data(connection, "closed", G_CALLBACK(callback), data, destroy, (GConnectFlags)0);
+}
+
 static inline void lifeline_dbusmenu_object_unref(gpointer object) { g_object_unref(object); }
 
 #endif

@@ -47,6 +47,26 @@ struct DaemonClient {
         }
     }
 
+    /// Subscribes to the daemon's signals (`members` of its interface, and
+    /// `PropertiesChanged` when asked) and to its name changing hands, then asks
+    /// the bus who owns the name now. The returned owner is the one peer whose
+    /// signals count: any program on the session bus can address a
+    /// `StateChanged` to this connection, whatever the match rules say.
+    func subscribe(to members: [String], properties: Bool = false) throws(BusError) -> NameOwner {
+        let bus = connection
+        var daemon = NameOwner(Lifeline1.busName)
+        let sender = "type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)'"
+        for member in members {
+            try bus.addMatch("\(sender),interface='\(Lifeline1.interfaceName)',member='\(member)'")
+        }
+        if properties {
+            try bus.addMatch("\(sender),interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Lifeline1.interfaceName)'")
+        }
+        try bus.addMatch(daemon.matchRule)
+        daemon.owner = try bus.ownerBlocking(of: Lifeline1.busName, timeout: .seconds(2))
+        return daemon
+    }
+
     func status(timeout: Duration = .seconds(2)) throws(Failure) -> StateEvent {
         try statusAndMute(timeout: timeout).event
     }

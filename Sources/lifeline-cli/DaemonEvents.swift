@@ -8,7 +8,9 @@ import LifelineDBus
 ///
 /// The subscription is made before the current state is asked for, so no
 /// transition falls in between; signals that were queued while `GetStatus` was
-/// answered and predate its answer are dropped by their sequence number.
+/// answered and predate its answer are dropped by their sequence number. A
+/// signal counts only from the daemon (the owner of its name): another program
+/// must not start a job, nor cancel or retry one, by claiming a state.
 final class DaemonEvents {
     enum Event {
         /// A published state (a transition, or the state after the daemon came back).
@@ -29,17 +31,14 @@ final class DaemonEvents {
     let client: DaemonClient
     private(set) var current: StateEvent
     private var order = SequenceOrder()
+    private var daemon: NameOwner
     private var queued: [Event] = []
 
     /// Subscribes, then reads the state. Throws `.noDaemon` when no daemon answers.
     init(client: DaemonClient) throws(DaemonClient.Failure) {
         self.client = client
-        let bus = client.connection
-        let sender = "sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='\(Lifeline1.interfaceName)'"
         do {
-            try bus.addMatch("type='signal',\(sender),member='StateChanged'")
-            try bus.addMatch("type='signal',\(sender),member='\(Lifeline1.jobsRequestedSignal)'")
-            try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Lifeline1.busName)'")
+            daemon = try client.subscribe(to: ["StateChanged", Lifeline1.jobsRequestedSignal])
         } catch {
             throw .call(error)
         }
@@ -78,6 +77,16 @@ final class DaemonEvents {
     }
 
     private func interpret(_ message: BusMessage) -> Event? {
+        if let change = daemon.follow(message) {
+            // A new daemon counts its sequence on from its state file; start afresh all the same.
+            order = SequenceOrder()
+            if change.newOwner.isEmpty { return .daemonGone }
+            guard let event = try? client.status() else { return .daemonGone }
+            _ = order.accepts(event)
+            current = event
+            return .daemonBack(event)
+        }
+        guard daemon.sent(message) else { return nil }
         if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
             guard let args = try? message.arguments(), args.count == 3, let pairs = args[2].vardictEntries,
                   let event = Lifeline1.event(fromDetails: pairs), order.accepts(event)
@@ -88,16 +97,6 @@ final class DaemonEvents {
         if message.is(interface: Lifeline1.interfaceName, member: Lifeline1.jobsRequestedSignal) {
             guard let args = try? message.arguments(), let request = Lifeline1.jobsRequest(from: args) else { return nil }
             return .jobs(request)
-        }
-        if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
-            guard let args = try? message.arguments(), args.count == 3, let owner = args[2].string else { return nil }
-            // A new daemon counts its sequence on from its state file; start afresh all the same.
-            order = SequenceOrder()
-            if owner.isEmpty { return .daemonGone }
-            guard let event = try? client.status() else { return .daemonGone }
-            _ = order.accepts(event)
-            current = event
-            return .daemonBack(event)
         }
         return nil
     }

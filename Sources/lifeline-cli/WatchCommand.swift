@@ -69,7 +69,8 @@ struct WatchCommand: ParsableCommand {
 /// within a state, and is applied to the state last shown, so `watch` prints a
 /// line for those too, as it does from the state file. Both come in the order
 /// the daemon sent them, so no line shows an older state after a newer one. The
-/// daemon leaving or coming back is seen through `NameOwnerChanged`.
+/// daemon leaving or coming back is seen through `NameOwnerChanged`, and a
+/// signal counts only from the daemon (the owner of its name).
 struct DBusWatchSource: WatchSource {
     let client: DaemonClient
 
@@ -79,11 +80,10 @@ struct DBusWatchSource: WatchSource {
 
     func run(refreshAfterMs: (StateEvent?) -> Int32?, _ deliver: (StateEvent?) -> Bool) throws {
         let bus = client.connection
+        var daemon: NameOwner
         do {
             // Subscribe before asking for the state: nothing falls in between.
-            try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='\(Lifeline1.interfaceName)',member='StateChanged'")
-            try bus.addMatch("type='signal',sender='\(Lifeline1.busName)',path='\(Lifeline1.objectPath)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',arg0='\(Lifeline1.interfaceName)'")
-            try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Lifeline1.busName)'")
+            daemon = try client.subscribe(to: ["StateChanged"], properties: true)
         } catch {
             throw Failure(description: "cannot subscribe: \(error)")
         }
@@ -100,6 +100,13 @@ struct DBusWatchSource: WatchSource {
             // Woken with no message: a line showing a duration is due again.
             show(shown)
             while reading, let message = bus.popMessage() {
+                if let change = daemon.follow(message) {
+                    // A new daemon counts its sequence from 0 again.
+                    order = SequenceOrder()
+                    show(change.newOwner.isEmpty ? nil : try? client.status())
+                    continue
+                }
+                guard daemon.sent(message) else { continue }
                 if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
                     guard let args = try? message.arguments(), args.count == 3,
                           let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
@@ -110,11 +117,6 @@ struct DBusWatchSource: WatchSource {
                           let changed = args[1].vardictEntries
                     else { continue }
                     show(Self.applying(changed, to: current))
-                } else if message.is(interface: "org.freedesktop.DBus", member: "NameOwnerChanged") {
-                    guard let args = try? message.arguments(), args.count == 3, let owner = args[2].string else { continue }
-                    // A new daemon counts its sequence from 0 again.
-                    order = SequenceOrder()
-                    show(owner.isEmpty ? nil : try? client.status())
                 }
             }
         } while reading && bus.readWrite(timeoutMs: refreshAfterMs(shown) ?? -1)

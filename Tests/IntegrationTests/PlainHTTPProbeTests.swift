@@ -70,6 +70,19 @@ import Testing
         #expect(await second.stop() == 0)
     }
 
+    /// A portal that sets 300 cookies before its `Location` and keeps the
+    /// connection open: the framing and the target still count.
+    @Test func aPortalWithManyCookiesBeforeItsLocationIsAPortal() async throws {
+        guard Harness.available(Self.requirement) else { return }
+        let lab = try ProbeLab()
+        let server = try lab.startPlainServer(.cookies)
+        defer { server.stop() }
+        let fixture = try ProbeTests().startDaemon(lab, config: ProbeTests.config(url: url(lab)))
+        #expect(await fixture.waitForState("portal", timeout: .seconds(10)), "\(reason(fixture))")
+        #expect(reason(fixture) == "probe to \(url(lab)) was redirected to http://portal.example/login (HTTP 302)", "\(reason(fixture))")
+        #expect(await fixture.stop() == 0)
+    }
+
     @Test func aServerAnsweringSomethingElseIsNamed() async throws {
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()

@@ -99,6 +99,26 @@ import Testing
         #expect(r.headers.count == HTTPRequest.headerLimit)
     }
 
+    /// Framing and `Location` count wherever they stand; only the rest is capped.
+    @Test func framingAndLocationPastTheHeaderLimitStillCount() {
+        let cookies = (0..<300).map { "Set-Cookie: c\($0)=x; Path=/\r\n" }.joined()
+        // No close: only Content-Length says the reply is over.
+        let redirect = read("HTTP/1.1 302 Found\r\n\(cookies)Location: http://portal.example/login\r\nContent-Length: 5\r\n\r\nhello")
+        #expect(redirect.step == .done)
+        #expect(redirect.body == Array("hello".utf8))
+        #expect(redirect.headers.count == HTTPRequest.headerLimit + 2)
+        #expect(redirect.headers.suffix(2) == ["Location: http://portal.example/login", "Content-Length: 5"])
+
+        let chunked = read("HTTP/1.1 200 OK\r\n\(cookies)Transfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+        #expect(chunked.step == .done)
+        #expect(chunked.body == Array("ok".utf8))
+
+        // The first of each counts, as within the cap; later ones are dropped like any other line.
+        let twice = read("HTTP/1.1 302 Found\r\n\(cookies)Location: /a\r\nLocation: /b\r\nContent-Length: 0\r\n\r\n")
+        #expect(twice.headers.filter { $0.hasPrefix("Location") } == ["Location: /a"])
+        #expect(twice.headers.count == HTTPRequest.headerLimit + 2)
+    }
+
     // MARK: What is not a usable reply
 
     @Test func anSSHServerIsNotHTTP() {

@@ -11,6 +11,8 @@ MODE:
   absolute    302 with an absolute Location (http://portal.example/login)
   garbage     an SSH banner instead of HTTP
   silent      accepts, reads the request, never answers
+  cookies     302 with 300 Set-Cookie lines before its Location and Content-Length,
+              then keeps the connection open (keep-alive) until the client closes it
 
 Every request's head (request line and header lines, up to the empty line) is
 appended to LOGFILE as one line with the header lines joined by " | ".
@@ -43,6 +45,10 @@ def reply(mode):
         return b"HTTP/1.1 302 Found\r\nLocation: login?from=probe\r\nContent-Length: 0\r\n\r\n"
     if mode == "absolute":
         return b"HTTP/1.1 302 Found\r\nLocation: http://portal.example/login\r\nContent-Length: 0\r\n\r\n"
+    if mode == "cookies":
+        cookies = b"".join(b"Set-Cookie: c%d=%s; Path=/\r\n" % (i, b"x" * 20) for i in range(300))
+        return (b"HTTP/1.1 302 Found\r\n" + cookies
+                + b"Location: http://portal.example/login\r\nContent-Length: 0\r\n\r\n")
     if mode == "garbage":
         return b"SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n"
     return None
@@ -71,6 +77,11 @@ def serve(conn):
             return
         try:
             conn.sendall(answer)
+            if MODE == "cookies":  # keep-alive: only the framing says the reply is over
+                conn.settimeout(30)
+                while conn.recv(4096):
+                    pass
+                return
             conn.shutdown(socket.SHUT_WR)
             time.sleep(0.2)
         except OSError:

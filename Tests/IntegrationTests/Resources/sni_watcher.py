@@ -7,7 +7,8 @@
                                       item with the item's properties read after it.
                                       --hang: stop (SIGSTOP) on the first registration,
                                       before answering it, as a hung host would.
-  sni_watcher.py layout NAME PATH     print the dbusmenu layout at NAME PATH as JSON
+  sni_watcher.py layout NAME PATH     print the dbusmenu layout at NAME PATH as JSON (after
+                                      AboutToShow for each submenu, as a host opening it)
   sni_watcher.py click NAME PATH LABEL   send Event(id, "clicked") to the item with LABEL
   sni_watcher.py activate NAME        call Activate(0, 0) on NAME's /StatusNotifierItem
   sni_watcher.py props NAME           print the item's properties as JSON
@@ -91,15 +92,29 @@ def watch(log_path, hang):
 
 
 def layout(connection, name, path):
-    reply = connection.call_sync(name, path, MENU, "GetLayout", GLib.Variant("(iias)", (0, -1, [])),
-                                 None, Gio.DBusCallFlags.NONE, 5000, None)
+    """The menu as a host shows it: the host says it opens each submenu
+    (AboutToShow), as Plasma and libdbusmenu-gtk do, then reads the layout."""
+    def read():
+        reply = connection.call_sync(name, path, MENU, "GetLayout", GLib.Variant("(iias)", (0, -1, [])),
+                                     None, Gio.DBusCallFlags.NONE, 5000, None)
+        return node(reply.unpack()[1])
 
     def node(value):
         ident, properties, children = value
         return {"id": ident, "label": properties.get("label", ""), "enabled": properties.get("enabled", True),
+                "submenu": properties.get("children-display", "") == "submenu",
                 "children": [node(c) for c in children]}
 
-    return node(reply.unpack()[1])
+    def submenus(tree):
+        for child in tree["children"]:
+            if child["submenu"]:
+                yield child["id"]
+            yield from submenus(child)
+
+    for ident in list(submenus(read())):
+        connection.call_sync(name, path, MENU, "AboutToShow", GLib.Variant("(i)", (ident,)),
+                             None, Gio.DBusCallFlags.NONE, 5000, None)
+    return read()
 
 
 def find(tree, label):

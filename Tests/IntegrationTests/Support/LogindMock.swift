@@ -28,8 +28,9 @@ final class LogindMock: @unchecked Sendable {
     }
 
     /// `started: false` leaves the bus without logind until `start()`.
-    init(sessionActive: Bool = true, started: Bool = true) throws {
-        systemBus = try PrivateBus()
+    /// `bus`: the stand-in system bus (a new private one by default).
+    init(sessionActive: Bool = true, started: Bool = true, bus: PrivateBus? = nil) throws {
+        systemBus = try bus ?? PrivateBus()
         session = "ll\(String(UInt32.random(in: 0..<0xFFFFF), radix: 16))"
         callLog = systemBus.directory.appendingPathComponent("logind-calls.log")
         self.sessionActive = sessionActive

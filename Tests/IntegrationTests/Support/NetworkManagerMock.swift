@@ -38,6 +38,14 @@ final class NetworkManagerMock: @unchecked Sendable {
         logPath = bus.directory.appendingPathComponent("dbusmock.log").path
     }
 
+    /// On `bus` (a stock system bus, say), which the caller keeps.
+    init(bus: PrivateBus) {
+        self.bus = bus
+        ownBus = nil
+        address = bus.address
+        logPath = bus.directory.appendingPathComponent("dbusmock-nm.log").path
+    }
+
     /// A bus listening at `socket` (which must not exist yet), started now.
     init(socket: String) async throws {
         bus = nil

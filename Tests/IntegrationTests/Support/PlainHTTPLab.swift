@@ -5,7 +5,7 @@ import LifelineTestKit
 /// replies on the wire, every request's head logged; and a resolver that names
 /// the default check host, so the daemon can run with its built-in defaults.
 extension ProbeLab {
-    enum Plain: String { case ok, nocontent, chunked, relative, absolute, garbage, silent }
+    enum Plain: String { case ok, nocontent, chunked, relative, absolute, garbage, silent, cookies }
 
     func plainLogPath(_ mode: Plain) -> String { workDir.appendingPathComponent("plain-\(mode.rawValue).log").path }
 

@@ -7,14 +7,27 @@ import Testing
 final class PrivateBus: @unchecked Sendable {
     let directory: URL
     let address: String
-    private let process: Spawned
+    private let argv: [String]
+    private var process: Spawned
+    private var socket: String { directory.appendingPathComponent("bus").path }
 
-    init() throws {
+    /// `configuration`: a dbus-daemon config file's text, instead of the session bus's.
+    init(configuration: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let socket = directory.appendingPathComponent("bus").path
-        address = "unix:path=\(socket)"
-        process = try Spawned(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"])
+        address = "unix:path=\(directory.appendingPathComponent("bus").path)"
+        var config = "--session"
+        if let configuration {
+            let file = directory.appendingPathComponent("bus.conf").path
+            try configuration.write(toFile: file, atomically: true, encoding: .utf8)
+            config = "--config-file=\(file)"
+        }
+        argv = ["dbus-daemon", config, "--nofork", "--nopidfile", "--address=\(address)"]
+        process = try Spawned(argv)
+        waitForSocket()
+    }
+
+    private func waitForSocket() {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
         while !FileManager.default.fileExists(atPath: socket), clock.now < deadline {
@@ -31,6 +44,14 @@ final class PrivateBus: @unchecked Sendable {
     /// no goodbye, only a closed socket.
     func kill() {
         process.kill()
+    }
+
+    /// A new bus at the same address, as after `systemctl --user restart dbus`.
+    func restart() throws {
+        process.kill()
+        try? FileManager.default.removeItem(atPath: socket)
+        process = try Spawned(argv)
+        waitForSocket()
     }
 
     deinit {
