@@ -14,7 +14,7 @@ public enum MarkupText {
     /// written as entities.
     public static func prepared(_ text: String, limit: Int, markup: Bool) -> String {
         var out = ""
-        out.unicodeScalars.reserveCapacity(min(text.utf8.count, limit * 2))
+        out.unicodeScalars.reserveCapacity(min(text.utf8.count, limit))
         var kept = 0
         for scalar in text.unicodeScalars {
             if kept == limit {

@@ -102,6 +102,45 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// Hosts render the tooltip as markup: text from the network arrives
+    /// escaped. And a session bus that is killed and started again gets the
+    /// icon back, registered with its new watcher, without a restart.
+    @Test func theTooltipIsEscapedAndTheIconComesBackWithTheSessionBus() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try fixture.start()
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+
+        let before = watcher.signals.count
+        try net.say("limited", interface: "eth0", reason: "redirected to http://x/<b>hi</b>?a=1&b=2")
+        await Harness.waitUntil("the new tooltip") { watcher.signals.dropFirst(before).contains { $0.member == "NewToolTip" } }
+        let tooltip = watcher.signals.last?.props["ToolTip"] as? [Any] ?? []
+        let text = tooltip.count == 4 ? tooltip[3] as? String ?? "" : ""
+        #expect(text.contains("http://x/&lt;b&gt;hi&lt;/b&gt;?a=1&amp;b=2"), "\(text)")
+        #expect(!text.contains("<b>"), "\(text)")
+
+        // The session bus goes and a new one comes at the same address; the
+        // watcher, which went with it, starts again on the new one.
+        let first = try #require(watcher.itemName)
+        try bus.restart()
+        watcher.stop()
+        try await watcher.start()
+        await Harness.waitUntil(timeout: .seconds(20), "registered on the new bus") { watcher.events("registered").count == 2 }
+        let second = try #require(watcher.itemName)
+        #expect(second != first || watcher.events("registered").count == 2)
+        let props = try watcher.host(["props", second])
+        #expect(props.status == 0 && props.stdout.contains("lifeline"), "\(props.stderr)")
+        let menu = try #require(try watcher.menu(of: second, path: "/StatusNotifierItem/Menu"))
+        #expect(menu.labels == ["Check now", "Mute for 1 hour", "Recent outages", "Open log"])
+        #expect(fixture.process?.isRunning == true)
+        #expect(await fixture.stop() == 0)
+    }
+
     /// "Recent outages" lists the last five outages of the log, newest first.
     @Test func recentOutagesAreTheLastFiveNewestFirst() async throws {
         guard TrayWatcher.available() else { return }

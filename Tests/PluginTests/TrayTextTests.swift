@@ -13,4 +13,17 @@ import Testing
         #expect(text.contains("\nno carrier[2J\n"), "\(text)")
         #expect(text.hasSuffix("Failed first: the cable or Wi-Fi association."), "\(text)")
     }
+
+    /// Hosts render the tooltip as markup: a portal's `Location` and a Wi-Fi's
+    /// name arrive as text, escaped the way the toast escapes them.
+    @Test func theTooltipIsEscapedForMarkup() {
+        let e = StateEvent(state: .portal, previous: .online, since: 0, interface: "wlan0", kind: .wifi,
+                           reason: "redirected to http://x/<b>hi</b>?a=1&b='2'", sequence: 3, connection: "<i>Café</i>")
+        let look = TrayLook(Update(event: e, isTransition: true), now: 0)
+        #expect(look.text.contains("http://x/&lt;b&gt;hi&lt;/b&gt;?a=1&amp;b=&apos;2&apos;"), "\(look.text)")
+        #expect(look.text.contains("&lt;i&gt;Café&lt;/i&gt;"), "\(look.text)")
+        #expect(!look.text.contains("<"), "\(look.text)")
+        #expect(look.text.contains("\n"), "lines stay lines: \(look.text)")
+        #expect(look.heading == "Sign in to the network")
+    }
 }
