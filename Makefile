@@ -18,6 +18,8 @@ BUILD_PACKAGES += libdbusmenu-glib-dev
 TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin libglib2.0-bin coreutils nftables \
                 dunst xvfb imagemagick x11-utils tmux xfce4-notifyd notification-daemon libpango-1.0-0 xdotool \
                 mount passwd util-linux strace python3-dbusmock
+# Spoofed signals are sent on a private system bus with Debian's stock policy (its system.conf).
+TEST_PACKAGES += dbus-system-bus-common
 # The prometheus sink's file is read back with Prometheus' own parser.
 TEST_PACKAGES += python3-prometheus-client
 # libcurl's OpenSSL flavour: the probe loads it when libcurl-gnutls.so.4 is missing.
