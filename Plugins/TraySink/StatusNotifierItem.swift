@@ -1,6 +1,7 @@
 import CDbusmenu
 import CGLib
 import LifelineGLib
+import Synchronization
 
 /// The tray icon on the session bus: an `org.kde.StatusNotifierItem` at
 /// `/StatusNotifierItem`, registered with whatever owns
@@ -41,6 +42,9 @@ final class StatusNotifierItem: @unchecked Sendable {
     static let longestPause = Duration.seconds(10)
     private var menu: TrayMenu?
     private var look: TrayLook
+    /// The "Recent outages" lines, for a menu made again on a new bus.
+    private var outages: [String] = []
+    private let readingOutages = Mutex(false)
     private var closed = false
 
     init(events: AsyncStream<TrayEvent>.Continuation, look: TrayLook) {
@@ -56,8 +60,21 @@ final class StatusNotifierItem: @unchecked Sendable {
     }
 
     func setOutages(_ lines: [String]) {
-        loop.perform { [self] in menu?.setOutages(lines) }
+        loop.perform { [self] in
+            outages = lines
+            menu?.setOutages(lines)
+        }
     }
+
+    /// False while the log is already being read for the menu.
+    func startReadingOutages() -> Bool {
+        readingOutages.withLock { reading in
+            defer { reading = true }
+            return !reading
+        }
+    }
+
+    func doneReadingOutages() { readingOutages.withLock { $0 = false } }
 
     /// Takes the icon and its menu off the bus. Nothing here waits on a host.
     func close() async {
@@ -133,6 +150,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         }
         menu = TrayMenu(events: events)
         menu?.setMuted(look.muted)
+        menu?.setOutages(outages)
         watch = g_bus_watch_name_on_connection(
             c, Self.watcherName, G_BUS_NAME_WATCHER_FLAGS_NONE,
             { _, _, _, data in
