@@ -15,7 +15,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
     ("ExecSink", ["LifelineProtocol"]),
     ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
-    ("TraySink", ["CDbusmenu", "CGLib", "LifelineGLib", "LifelineProtocol"]),
+    ("TraySink", ["CDbusmenu", "CGLib", "LifelineDBus", "LifelineGLib", "LifelineProtocol"]),
 ]
 
 let package = Package(

@@ -1,5 +1,8 @@
 import CDbusmenu
 import CGLib
+import Glibc
+import LifelineCore
+import LifelineDBus
 import LifelineGLib
 import Synchronization
 
@@ -19,8 +22,9 @@ import Synchronization
 /// A watcher that appears later, restarts or never exists is followed with a
 /// name watch (NameOwnerChanged): each new owner gets a registration. A session
 /// bus that goes away (or is not there yet) is tried again after a pause that
-/// grows from 250 ms to 10 s, as the daemon's own D-Bus service does; the item
-/// and its menu are put on the new bus, and registered with its watcher.
+/// grows from 250 ms to 10 s, as the daemon's own D-Bus service does, or, when
+/// its socket file is missing, as soon as the file is created; the item and
+/// its menu are put on the new bus, and registered with its watcher.
 final class StatusNotifierItem: @unchecked Sendable {
     // @unchecked: the mutable state below is touched on `StatusNotifierItem.loop` only.
     /// On GLib's default context: libdbusmenu-glib queues its signals and the
@@ -37,6 +41,7 @@ final class StatusNotifierItem: @unchecked Sendable {
     private var watch: guint = 0
     private var closedHandler: gulong = 0
     private var retry: LoopSource?
+    private var socketWait: Task<Void, Never>?
     private var pause = firstPause
     static let firstPause = Duration.milliseconds(250)
     static let longestPause = Duration.seconds(10)
@@ -96,6 +101,20 @@ final class StatusNotifierItem: @unchecked Sendable {
     }
 
     private func tryAgainLater() {
+        // A bus whose socket file is not there is waited for (inotify on its
+        // folder), not polled: a session without a bus never wakes the tray.
+        if let address = BusConnection.sessionBusAddress(), let socket = SystemBus.socketPath(address),
+           access(socket, F_OK) != 0 {
+            socketWait = Task { [self] in
+                await FolderWatch.waitUntilExists(socket, threadName: "tray-session-bus", fallback: Self.longestPause)
+                loop.perform { [self] in
+                    socketWait = nil
+                    pause = Self.firstPause
+                    connect()
+                }
+            }
+            return
+        }
         retry = loop.addTimeout(pause) { [self] in
             retry = nil
             connect()
@@ -238,6 +257,8 @@ final class StatusNotifierItem: @unchecked Sendable {
         closed = true
         retry?.cancel()
         retry = nil
+        socketWait?.cancel()
+        socketWait = nil
         teardown()
     }
 
