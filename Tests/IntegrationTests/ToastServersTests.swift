@@ -143,9 +143,11 @@ import Testing
         #expect(screen.serverIsRunning, "\(screen.serverName) died")
         #expect(fixture.process?.isRunning == true)
 
-        // One picture per server: offline, portal and back online side by side.
+        // One picture per server: offline, portal and back online side by side,
+        // each cut to the corner where the server draws its toasts.
         let all = pictures.map(\.path)
         let joined = all[0].replacingOccurrences(of: "-offline.png", with: ".png")
-        _ = try? Harness.run(["convert"] + all + ["-resize", "50%", "+append", joined])
+        let corner = server == .gnomeShell ? "560x150+360+0" : "520x150+760+0"
+        _ = try? Harness.run(["convert"] + all.flatMap { ["(", $0, "-crop", corner, "+repage", ")"] } + ["+append", joined])
     }
 }
