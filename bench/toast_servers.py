@@ -27,14 +27,14 @@ def start(argv, env=None, out=subprocess.DEVNULL):
     return p
 
 
-def wait_for(predicate, timeout=30.0, step=0.01):
+def wait_for(predicate, timeout=30.0, step=0.01, what="a condition"):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         value = predicate()
         if value:
             return value
         time.sleep(step)
-    raise SystemExit("toast_servers.py: timed out")
+    raise SystemExit("toast_servers.py: timed out waiting for " + what)
 
 
 def as_user(argv, env):
@@ -108,7 +108,7 @@ def desktop(server, work):
         start(as_user(["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x800"],
                       dict(user_env, DBUS_SESSION_BUS_ADDRESS=address, DBUS_SYSTEM_BUS_ADDRESS=system,
                            XDG_SESSION_ID="bench")))
-    wait_for(lambda: owned(address), timeout=90)
+    wait_for(lambda: owned(address), timeout=90, what=server + " on the bus")
     return address
 
 
@@ -145,20 +145,21 @@ def measure(server):
                 return []
 
         def replies():
-            """Wall-clock times of the server's replies to our Notify calls, in order."""
+            """Wall-clock times of the server's replies to our Notify calls, in order. The
+            monitor's rule keeps the calls to the name's owner (GDBus writes its unique name)."""
             text = open(daemon_dir + "/monitor.log").read()
-            calls = re.findall(r"^method call time=[0-9.]+ sender=(\S+) -> destination=org.freedesktop.Notifications serial=(\d+)", text, re.M)
+            calls = re.findall(r"^method call time=[0-9.]+ sender=(\S+) -> destination=\S+ serial=(\d+) .*member=Notify$", text, re.M)
             returns = {(d, s): float(t) for t, d, s in
                        re.findall(r"^method return time=([0-9.]+) sender=\S+ -> destination=(\S+) serial=\d+ reply_serial=(\d+)", text, re.M)}
             return [returns[c] for c in calls if c in returns]
 
         say("online")
-        wait_for(lambda: len(events()) == 1)
+        wait_for(lambda: len(events()) == 1, what="the first event")
         samples = []
         for _ in range(rounds):
             before = len(replies())
             say("offline")
-            wait_for(lambda: len(replies()) > before)
+            wait_for(lambda: len(replies()) > before, what="the reply to Notify")
             published = [e for e in events() if e["state"] == "offline"][-1]["since"] / 1e6
             samples.append((replies()[before] - published) * 1000)
             say("online")

@@ -88,6 +88,25 @@ final class Desktop: @unchecked Sendable {
         #expect(click.status == 0, "xdotool: \(click.stderr)")
     }
 
+    /// The notification server started last is still running.
+    var serverIsRunning: Bool { dunst?.isRunning == true }
+
+    /// Clicks the toast's bottom row `fromRight` pixels left of its right edge:
+    /// xfce4-notifyd aligns its buttons right, "Check now" (≈ 200) left of "Mute for 1 hour" (≈ 75).
+    func clickButton(of server: NotificationServer, fromRight: Int) throws {
+        let found = try Harness.run(["xdotool", "search", "--onlyvisible", "--name", server.windowName], environment: environment)
+        let window = try #require(found.stdout.split(separator: "\n").last.map(String.init), "no \(server.rawValue) window")
+        let shape = try Harness.run(["xdotool", "getwindowgeometry", "--shell", window], environment: environment).stdout
+        func value(_ key: String) -> Int? {
+            shape.split(separator: "\n").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        let x = try #require(value("X")), y = try #require(value("Y"))
+        let width = try #require(value("WIDTH")), height = try #require(value("HEIGHT"))
+        let click = try Harness.run(["xdotool", "mousemove", "\(x + width - fromRight)", "\(y + height - 30)", "click", "1"],
+                                    environment: environment)
+        #expect(click.status == 0, "xdotool: \(click.stderr)")
+    }
+
     /// Kills dunst as a crash would (no goodbye on the bus).
     func killNotificationServer() {
         dunst?.kill()

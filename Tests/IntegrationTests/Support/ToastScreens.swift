@@ -29,6 +29,47 @@ protocol ToastScreen: AnyObject, Sendable {
     func screenshot(named name: String, showing summary: String) async throws -> URL
 }
 
+/// dunst, xfce4-notifyd or notification-daemon on Xvfb (`Desktop`). None tells
+/// what its toasts say: the test reads that from the Notify calls and the
+/// pictures, and counts the toasts here (dunstctl, mapped windows).
+final class X11ToastScreen: ToastScreen, @unchecked Sendable {
+    let server: NotificationServer
+    let desktop: Desktop
+
+    init(_ server: NotificationServer) throws {
+        self.server = server
+        desktop = try Desktop()
+    }
+
+    func start() async throws { try await desktop.startNotificationServer(server) }
+
+    var serverName: String { server.rawValue }
+    var environment: [String: String] { desktop.environment }
+    var serverIsRunning: Bool { desktop.serverIsRunning }
+
+    func shown() -> [ShownToast] {
+        let count = server == .dunst ? desktop.displayedCount() : desktop.viewableWindows(of: server)
+        return Array(repeating: ShownToast(summary: "?", body: "?", buttons: []), count: max(0, count))
+    }
+
+    /// dunst: a click on the toast (its default action, Check now); xfce4-notifyd:
+    /// the button. Other buttons have no place known here.
+    func pick(_ label: String) throws -> Bool {
+        switch (server, label) {
+        case (.dunst, "Check now"): return try desktop.dunstctl(["action", "0"]).status == 0
+        case (.xfce4Notifyd, "Check now"), (.xfce4Notifyd, "Mute for 1 hour"):
+            try desktop.clickButton(of: server, fromRight: label == "Check now" ? 200 : 75)
+            return true
+        default: return false
+        }
+    }
+
+    func screenshot(named name: String, showing summary: String) async throws -> URL {
+        try await Task.sleep(for: .milliseconds(300))  // not a readiness wait: X servers draw after they map
+        return try desktop.screenshot(named: name)
+    }
+}
+
 /// mako or swaync on a headless sway, as the user `nobody`.
 final class SwayToastScreen: ToastScreen, @unchecked Sendable {
     enum Server: String, CaseIterable { case mako, swaync }
