@@ -8,8 +8,15 @@
 # sway) and GNOME Shell (headless), offline, portal and back online side by side,
 # as artifacts/toast-<server>.png. The outage script of `ToastServersTests` draws
 # them (needs root, the test build and the Makefile's TEST_PACKAGES).
+#
+# scripts/screenshot-toast.sh plasma: the same on KDE Plasma's plasmashell on Xvfb,
+# as artifacts/toast-plasma.png (needs plasma-workspace and plasma-desktop, which
+# the tests do not install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = plasma ]; then
+  exec scripts/screenshot-toast-plasma.sh "${@:2}"
+fi
 if [ "${1:-}" = servers ]; then
   swift build --build-tests >/dev/null
   swift test --skip-build --filter ToastServersTests
