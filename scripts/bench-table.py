@@ -153,6 +153,11 @@ def p50_p95_max(label):
                  lambda a, b, c, d: "p50 %s ms, p95 %s ms, %smax %s ms" % (a, b, "p99 %s ms, " % c if c else "", d))
 
 
+def toast_server(name):
+    return regex(r"\b" + re.escape(name) + r"\s+published -> Notify reply\s+p50\s+([\d.]+) ms\s+p99\s+([\d.]+) ms\s+max\s+([\d.]+) ms",
+                 lambda a, b, c: "p50 %s ms, p99 %s ms, max %s ms" % (a, b, c))
+
+
 ROWS = [
     ("detection", "internet lost (nftables blackhole), traffic flowing → `limited` published", "≤ 8 s", "gnetworkmonitor",
      gnm("blackhole, traffic flowing", 0)),
@@ -203,6 +208,10 @@ ROWS = [
     ("latency", "published → Notify at dunst", "—", "notify", p50_p95_max("published -> Notify received by dunst")),
     ("latency", "published → toast on screen (dunst window viewable)", "p99 ≤ 20 ms", "notify",
      p50_p95_max("published -> dunst window viewable")),
+    ("latency", "published → dunst's reply to Notify", "—", "toast-servers", toast_server("dunst")),
+    ("latency", "published → mako's reply to Notify", "—", "toast-servers", toast_server("mako")),
+    ("latency", "published → swaync's reply to Notify", "—", "toast-servers", toast_server("swaync")),
+    ("latency", "published → gnome-shell's reply to Notify", "—", "toast-servers", toast_server("gnome-shell")),
     ("latency", "published → `StateChanged` while the notification server hangs (SIGSTOP)", "p95 ≤ 2 ms", "notify-hang",
      lambda text: p50_p95_max("published -> StateChanged at dbus-monitor")(section(text, "dunst stopped"))),
     ("latency", "published → tmux `@lifeline` set", "≤ 20 ms", "tmux",

@@ -40,8 +40,8 @@ final class Notifier: @unchecked Sendable {
     private var watch: guint = 0
     /// Set by `shutdown`: what is queued after it shows nothing.
     private var stopped = false
-    /// The server's capabilities, asked once per server (a restarted one may be another).
-    private var capabilities: Set<String>?
+    /// What the server says about itself, asked once per server (a restarted one may be another).
+    private var server: ToastServer?
 
     init(events: AsyncStream<Event>.Continuation) {
         self.events = events
@@ -58,12 +58,12 @@ final class Notifier: @unchecked Sendable {
                 G_BUS_TYPE_SESSION, "org.freedesktop.Notifications", G_BUS_NAME_WATCHER_FLAGS_NONE,
                 { _, _, _, data in
                     let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
-                    me.capabilities = nil
+                    me.server = nil
                     me.events.yield(.serverAppeared)
                 },
                 { _, _, data in
                     let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
-                    me.capabilities = nil
+                    me.server = nil
                     me.events.yield(.serverVanished)
                 },
                 Unmanaged.passRetained(self).toOpaque(),
@@ -95,8 +95,7 @@ final class Notifier: @unchecked Sendable {
             let n = current ?? notify_notification_new("Lifeline", nil, nil)!
             current = nil  // its expiry is no dismissal of anything
             transient = n
-            lifeline_notify_set_bool_hint(n, "transient", 1)
-            try present(n, toast)
+            try present(n, toast, transient: true)
         }
     }
 
@@ -138,35 +137,30 @@ final class Notifier: @unchecked Sendable {
         lifeline_g_object_unref(n)
     }
 
-    private func present(_ n: UnsafeMutablePointer<NotifyNotification>, _ toast: Toast) throws {
-        let caps = capabilities ?? Self.serverCapabilities()
-        // An empty answer is a failed GetCapabilities: ask again next time, and
-        // escape meanwhile (a stray "&amp;" is better than a live link).
-        if !caps.isEmpty { capabilities = caps }
-        let markup = caps.isEmpty || caps.contains("body-markup")
+    private func present(_ n: UnsafeMutablePointer<NotifyNotification>, _ toast: Toast, transient: Bool = false) throws {
+        let server = server ?? Self.askServer()
+        if server.isKnown { self.server = server }
+        let markup = server.readsMarkup
         notify_notification_update(n, ToastText.summary(toast.summary, markup: markup),
                                    ToastText.body(toast.body, markup: markup), toast.icon)
+        // Hints are chosen anew for every call: a tag sent with the first show
+        // must not go out again with an update in place.
+        notify_notification_clear_hints(n)
         notify_notification_set_urgency(n, NotifyUrgency(UInt32(toast.urgency.rawValue)))
         notify_notification_set_timeout(n, toast.timeout)
-        notify_notification_set_category(n, toast.urgency == .low ? "network.connected" : "network.disconnected")
-        // Servers that stack by tag keep one toast even if ids were lost.
-        lifeline_notify_set_string_hint(n, "x-dunst-stack-tag", "lifeline")
-        lifeline_notify_set_string_hint(n, "x-canonical-private-synchronous", "lifeline")
+        notify_notification_set_category(n, toast.category)
+        if transient { lifeline_notify_set_bool_hint(n, "transient", 1) }
+        if let tag = server.stackingHint(replacing: lifeline_notify_id(n) != 0) {
+            lifeline_notify_set_string_hint(n, tag, "lifeline")
+        }
         notify_notification_clear_actions(n)
-        if toast.hasActions, caps.contains("actions") {
-            // "default" is a click on the toast itself, and it is "Check now". There is
-            // no second "Check now" action: servers that draw every action as a button
-            // (xfce4-notifyd) showed the label twice, and libnotify refuses an empty label.
-            let labels = toast.labels
-            let jobs = toast.hasJobActions ? [(Toast.retryJobsAction, labels.retry), (Toast.cancelJobsAction, labels.cancel)] : []
-            for (id, label) in [("default", labels.checkNow), ("mute", labels.mute)] + jobs {
-                notify_notification_add_action(n, id, label, { _, action, data in
-                    let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
-                    me.events.yield(.action(action.map { String(cString: $0) } ?? ""))
-                }, Unmanaged.passRetained(self).toOpaque(), { data in
-                    Unmanaged<Notifier>.fromOpaque(data!).release()
-                })
-            }
+        for action in server.actions(for: toast) {
+            notify_notification_add_action(n, action.key, action.label, { _, action, data in
+                let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
+                me.events.yield(.action(action.map { String(cString: $0) } ?? ""))
+            }, Unmanaged.passRetained(self).toOpaque(), { data in
+                Unmanaged<Notifier>.fromOpaque(data!).release()
+            })
         }
         var error: UnsafeMutablePointer<GError>?
         if notify_notification_show(n, &error) == 0 {
@@ -174,6 +168,17 @@ final class Notifier: @unchecked Sendable {
             if let error { g_error_free(error) }
             throw ShowError(description: message)
         }
+    }
+
+    /// GetServerInformation and GetCapabilities (libnotify's own calls).
+    private static func askServer() -> ToastServer {
+        var name: UnsafeMutablePointer<CChar>?
+        var vendor: UnsafeMutablePointer<CChar>?
+        var version: UnsafeMutablePointer<CChar>?
+        var spec: UnsafeMutablePointer<CChar>?
+        _ = notify_get_server_info(&name, &vendor, &version, &spec)
+        defer { for s in [name, vendor, version, spec] { g_free(s) } }
+        return ToastServer(name: name.map { String(cString: $0) } ?? "", capabilities: serverCapabilities())
     }
 
     /// GetCapabilities.

@@ -6,8 +6,9 @@ import Synchronization
 /// outage: created when the outage is published, updated in place when the state
 /// changes within it, and turned in place into a short "Back online — offline for
 /// 2m 13s" when it ends. Actions "Check now" (also a click on the toast) and
-/// "Mute for 1 hour", when the server supports actions; the answer to "Check now"
-/// is shown in the toast. The rules are `ToastPolicy`'s.
+/// "Mute for 1 hour", when the server supports actions, each shown once whatever
+/// the server draws (`ToastServer`); the answer to "Check now" is shown in the
+/// toast. The rules are `ToastPolicy`'s.
 ///
 /// The notification server may be missing, crash, restart or hang: nothing fails
 /// and nothing else in the daemon waits for it (libnotify runs on a thread of its
@@ -150,7 +151,7 @@ public struct NotifySink: Sink {
 
     private func handle(action: String, checked: @escaping @Sendable () -> Void) {
         switch action {
-        case "default", "retry":
+        case "default", Toast.checkNowAction:
             context.logger.info("toast: check now")
             let control = context.control
             Task {
@@ -161,7 +162,7 @@ public struct NotifySink: Sink {
             let retry = action == Toast.retryJobsAction
             context.logger.info("toast: \(retry ? "retry" : "cancel") the waiting commands")
             context.control.jobs?.request(retry ? .retry : .cancel)
-        case "mute":
+        case Toast.muteAction:
             context.logger.info("toast: muted for 1 hour")
             context.control.mute(for: .seconds(3600))
         default:

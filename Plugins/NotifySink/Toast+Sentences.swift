@@ -43,8 +43,10 @@ extension ToastPolicy {
         case (false, true): t.tr("Back online — without internet for {duration}.", values)
         case (false, false): t.tr("Back online via {connection} — without internet for {duration}.", values)
         }
-        return Toast(summary: t.tr("Back online"), body: body,
-                     icon: "network-transmit-receive", urgency: .low, hasActions: false, timeout: 5000)
+        // Normal, not low: GNOME Shell shows no banner for a low-urgency toast,
+        // so "Back online" would only be found in its message list.
+        return Toast(summary: t.tr("Back online"), body: body, icon: "network-transmit-receive", urgency: .normal,
+                     hasActions: false, timeout: 5000, category: "network.connected")
     }
 
     /// The reason as a sentence: a capital first letter and a full stop. A

@@ -18,6 +18,8 @@ public struct Toast: Equatable, Sendable {
     public var hasJobActions = false
     /// The actions' labels, in the language of the toast's text.
     public var labels = Labels()
+    /// The notification spec's category.
+    public var category = "network.disconnected"
 }
 
 /// The one-alert-per-outage rule as a pure state machine: fed every update the

@@ -20,6 +20,14 @@ static inline void lifeline_notify_set_bool_hint(NotifyNotification *n, const ch
     notify_notification_set_hint(n, key, g_variant_new_boolean(value));
 }
 
+/// The id the server gave the notification; 0 until it was shown. libnotify
+/// sends it as `replaces_id` with the next show.
+static inline guint lifeline_notify_id(NotifyNotification *n) {
+    gint id = 0;
+    g_object_get(n, "id", &id, NULL);
+    return (guint)id;
+}
+
 static inline void lifeline_g_object_unref(gpointer object) { g_object_unref(object); }
 
 #endif

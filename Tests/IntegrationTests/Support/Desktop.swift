@@ -88,6 +88,25 @@ final class Desktop: @unchecked Sendable {
         #expect(click.status == 0, "xdotool: \(click.stderr)")
     }
 
+    /// The notification server started last is still running.
+    var serverIsRunning: Bool { dunst?.isRunning == true }
+
+    /// Clicks the toast's bottom row `fromRight` pixels left of its right edge:
+    /// xfce4-notifyd aligns its buttons right, "Check now" (≈ 200) left of "Mute for 1 hour" (≈ 75).
+    func clickButton(of server: NotificationServer, fromRight: Int) throws {
+        let found = try Harness.run(["xdotool", "search", "--onlyvisible", "--name", server.windowName], environment: environment)
+        let window = try #require(found.stdout.split(separator: "\n").last.map(String.init), "no \(server.rawValue) window")
+        let shape = try Harness.run(["xdotool", "getwindowgeometry", "--shell", window], environment: environment).stdout
+        func value(_ key: String) -> Int? {
+            shape.split(separator: "\n").first { $0.hasPrefix(key + "=") }.flatMap { Int($0.dropFirst(key.count + 1)) }
+        }
+        let x = try #require(value("X")), y = try #require(value("Y"))
+        let width = try #require(value("WIDTH")), height = try #require(value("HEIGHT"))
+        let click = try Harness.run(["xdotool", "mousemove", "\(x + width - fromRight)", "\(y + height - 30)", "click", "1"],
+                                    environment: environment)
+        #expect(click.status == 0, "xdotool: \(click.stderr)")
+    }
+
     /// Kills dunst as a crash would (no goodbye on the bus).
     func killNotificationServer() {
         dunst?.kill()
@@ -177,6 +196,8 @@ struct NotificationCalls {
         var body: String
         /// Action identifiers and labels, in pairs.
         var actions: [String] = []
+        /// The hints' names.
+        var hints: [String] = []
 
         /// The labels a server that draws every action as a button would show.
         var actionLabels: [String] { stride(from: 1, to: actions.count, by: 2).map { actions[$0] } }
@@ -186,17 +207,24 @@ struct NotificationCalls {
     var closes: [UInt32] = []
 
     static func watch(_ desktop: Desktop, output: URL) throws -> BackgroundProcess {
+        try watch(environment: desktop.environment, output: output)
+    }
+
+    /// Watches the session bus that `environment` names. Only calls to the
+    /// well-known name: GNOME Shell's notification service forwards each to the shell.
+    static func watch(environment: [String: String], output: URL) throws -> BackgroundProcess {
         try BackgroundProcess(
             ["dbus-monitor", "--session",
-             "type='method_call',interface='org.freedesktop.Notifications',member='Notify'",
-             "type='method_call',interface='org.freedesktop.Notifications',member='CloseNotification'"],
-            environment: desktop.environment, output: output)
+             "type='method_call',interface='org.freedesktop.Notifications',member='Notify',destination='org.freedesktop.Notifications'",
+             "type='method_call',interface='org.freedesktop.Notifications',member='CloseNotification',destination='org.freedesktop.Notifications'"],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: output)
     }
 
     /// Parses dbus-monitor's text: a call's header line, then one line per argument.
     init(_ text: String) {
         var block: [String] = []
         var actions: [String] = []
+        var hints: [String] = []
         var arrays = 0
         var member = ""
         func flush() {
@@ -211,12 +239,13 @@ struct NotificationCalls {
             }
             if member == "Notify", args.count >= 5 {
                 notifies.append(Notify(appName: string(0), replacesID: uint(1), icon: string(2), summary: string(3), body: string(4),
-                                       actions: actions))
+                                       actions: actions, hints: hints))
             } else if member == "CloseNotification", !args.isEmpty {
                 closes.append(uint(0))
             }
             block = []
             actions = []
+            hints = []
             arrays = 0
             member = ""
         }
@@ -231,6 +260,9 @@ struct NotificationCalls {
             } else if arrays == 1, line.hasPrefix("      string \""), !member.isEmpty {
                 // The first array of a Notify call is its actions.
                 actions.append(String(line.dropFirst("      string \"".count).dropLast()))
+            } else if arrays == 2, line.hasPrefix("         string \""), !member.isEmpty {
+                // The second is its hints: a dict entry's key, then its variant.
+                hints.append(String(line.dropFirst("         string \"".count).dropLast()))
             }
         }
         flush()

@@ -5,6 +5,8 @@ import Testing
 /// A real tray host: waybar with its `tray` module on a headless sway, both as
 /// the unprivileged user `nobody` (sway refuses root), with a private session
 /// bus both `nobody` and the (root) daemon may join. `grim` takes the pictures.
+/// Without the bar (`screen:`), it is the sway desktop the notification servers
+/// of Wayland (mako, swaync) draw on.
 final class WaylandTray: @unchecked Sendable {
     static let tools = ["sway", "waybar", "grim", "dbus-daemon", "setpriv", "identify", "compare"]
     static let user = "nobody"
@@ -17,8 +19,11 @@ final class WaylandTray: @unchecked Sendable {
     let busAddress: String
     private var processes: [Spawned] = []
     private(set) var waylandDisplay = ""
+    /// The screen's size; nil: the bar's strip.
+    let screen: (width: Int, height: Int)?
 
-    init() throws {
+    init(screen: (width: Int, height: Int)? = nil) throws {
+        self.screen = screen
         root = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-tray-\(UUID().uuidString.prefix(8))")
         let runtime = root.appendingPathComponent("run")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
@@ -49,7 +54,7 @@ final class WaylandTray: @unchecked Sendable {
         processes.append(try Spawned(["dbus-daemon", "--config-file=\(busConfig.path)", "--nofork", "--nopidfile"],
                                      stdout: .file(root.appendingPathComponent("bus.log").path), stderr: .stdout))
         try """
-            output HEADLESS-1 resolution \(Self.width)x\(Self.height * 3)
+            output HEADLESS-1 resolution \(screen?.width ?? Self.width)x\(screen?.height ?? Self.height * 3)
             default_border none
             bar {
               swaybar_command true
@@ -71,8 +76,9 @@ final class WaylandTray: @unchecked Sendable {
         return ["setpriv", "--reuid=\(Self.user)", "--regid=\(Self.group)", "--clear-groups", "env", "-i"] + env + argv
     }
 
-    /// Starts sway and waybar and waits (bounded) until waybar owns the watcher name.
-    func start() async throws {
+    /// Starts sway and waybar and waits (bounded) until waybar owns the watcher
+    /// name; with `bar: false`, sway alone.
+    func start(bar: Bool = true) async throws {
         let runtime = root.appendingPathComponent("run")
         await Harness.waitUntil("the bus") { FileManager.default.fileExists(atPath: self.root.appendingPathComponent("bus").path) }
         // No GPU and no seat here: the headless backend and the software renderer.
@@ -89,11 +95,20 @@ final class WaylandTray: @unchecked Sendable {
         guard swayUp else {
             throw StartFailure(description: "sway did not start headless:\n\(logs)")
         }
+        guard bar else { return }
         processes.append(try Spawned(asUser(["waybar", "-c", root.appendingPathComponent("waybar.json").path], wayland: true),
                                      stdout: .file(root.appendingPathComponent("waybar.log").path), stderr: .stdout))
         if !(await Harness.waitUntil("waybar's tray on the bus") { self.owns("org.kde.StatusNotifierWatcher") }) {
             throw StartFailure(description: "waybar's tray did not start:\n\(logs)")
         }
+    }
+
+    /// Starts `argv` on this desktop as its user; its output goes to `<log>.log` here.
+    @discardableResult
+    func launch(_ argv: [String], log: String) throws -> Spawned {
+        let p = try Spawned(asUser(argv, wayland: true), stdout: .file(root.appendingPathComponent("\(log).log").path), stderr: .stdout)
+        processes.append(p)
+        return p
     }
 
     var environment: [String: String] {

@@ -1,0 +1,31 @@
+import LifelineCore
+
+/// The actions a toast offers, each once, as the user should see them: the
+/// notifier decides, per server, how they reach the screen (`ToastServer`).
+extension Toast {
+    /// One action: `key` comes back from the server when it is invoked.
+    public struct Button: Equatable, Sendable {
+        public var key: String
+        public var label: String
+
+        public init(key: String, label: String) {
+            self.key = key
+            self.label = label
+        }
+    }
+
+    /// "Check now": a probe at once.
+    static let checkNowAction = "retry"
+    /// "Mute for 1 hour".
+    static let muteAction = "mute"
+
+    /// Every action of this toast, in the order the buttons are drawn.
+    public var buttons: [Button] {
+        guard hasActions else { return [] }
+        var all = [Button(key: Self.checkNowAction, label: labels.checkNow), Button(key: Self.muteAction, label: labels.mute)]
+        if hasJobActions {
+            all += [Button(key: Self.retryJobsAction, label: labels.retry), Button(key: Self.cancelJobsAction, label: labels.cancel)]
+        }
+        return all
+    }
+}
