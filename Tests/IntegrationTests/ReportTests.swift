@@ -66,6 +66,9 @@ import Testing
                 case 4: stopAndStart(random(3 * ReportTests.hour) + ReportTests.minute)
                 default: outage(layer, length: random(50 * ReportTests.minute) + 5_000_000)
                 }
+                // The extras begin after some time up: an `online` that lasted no
+                // time would join two outages into one.
+                if [12, 19, 23, 26, 30].contains(episode) { up(until: t + 10 * ReportTests.minute) }
                 if episode == 12 { outageAcrossSleep() }
                 if episode == 19 { outageAcrossRestart() }
                 if episode == 23 { killedAndStarted() }
