@@ -250,7 +250,13 @@ public struct ReportPage {
 
     /// "Monday 2026-11-23".
     private func dayName(_ micros: Int64) -> String {
-        tr("{weekday} {date}", ["weekday": weekdayName(micros), "date": LocalDays.format(micros, "%Y-%m-%d")])
+        tr("{weekday} {date}", ["weekday": weekdayName(micros), "date": isolated(LocalDays.format(micros, "%Y-%m-%d"))])
+    }
+
+    /// A date or time kept left to right inside a right-to-left sentence (the
+    /// bidirectional algorithm would otherwise show 2026-03-16 as 16-03-2026).
+    private func isolated(_ text: String) -> String {
+        language.direction == "rtl" ? "\u{2066}" + text + "\u{2069}" : text
     }
 
     private func weekName(_ week: Report.Week) -> String {
@@ -260,8 +266,8 @@ public struct ReportPage {
     /// "2026-11-23 14:05", or only the time when it is on the day of `sameDayAs`.
     private func dateTime(_ micros: Int64, seconds: Bool = false, sameDayAs other: Int64? = nil) -> String {
         let time = seconds ? "%H:%M:%S" : "%H:%M"
-        if let other, LocalDays.midnight(of: other) == LocalDays.midnight(of: micros) { return LocalDays.format(micros, time) }
-        return LocalDays.format(micros, "%Y-%m-%d " + time)
+        if let other, LocalDays.midnight(of: other) == LocalDays.midnight(of: micros) { return isolated(LocalDays.format(micros, time)) }
+        return isolated(LocalDays.format(micros, "%Y-%m-%d " + time))
     }
 
     /// Two decimals at most, no exponent: SVG coordinates.

@@ -344,6 +344,14 @@ import Testing
         let green = try Harness.run(["convert", png, "-fuzz", "2%", "-fill", "black", "+opaque", "#5bb974", "-fill", "white", "-opaque", "#5bb974",
                                      "-format", "%[fx:mean*w*h]", "info:"])
         #expect((Double(green.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 10_000, "no timeline drawn: \(green.stdout) \(green.stderr)")
+
+        // Printed: the summary on one A4 sheet, then one per week (Mon 03-16, 03-23, 03-30).
+        let pdf = f.path("report-\(language).pdf")
+        _ = try Self.chromium(["--no-pdf-header-footer", "--print-to-pdf=\(pdf)", "file://" + report], home: f.path("chromium"))
+        let printed = try String(decoding: Data(contentsOf: URL(fileURLWithPath: pdf)), as: UTF8.self)
+        #expect(Self.matches(#"/Type\s*/Page[^s]"#, in: printed).count == 1 + 3)
+        // A4 in points: 595 × 842.
+        #expect(Self.matches(#"/MediaBox\s*\[0 0 59[45][.\d]* 841[.\d]*\]"#, in: printed).count == 1 + 3)
     }
 
     // MARK: Reading the page
