@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `lifeline history --report` on a log of 100,000 transitions (an outage of a
-# few minutes every 10 minutes or so, a sleep every day or so, a restart
-# two years), in one file: the page of the last 30 days (the default), and
-# the page of everything. Goal: under a second for the default page.
+# few minutes every 10 minutes or so, a sleep every day or so, a restart every
+# week or so: about two years), in one file: the page of the last 30 days (the
+# default), and the page of everything. Goal: under a second for the default page.
 # Run by `make bench` after the release build (--static-swift-stdlib).
 set -euo pipefail
 cd "$(dirname "$0")/.."
