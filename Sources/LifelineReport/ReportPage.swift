@@ -70,7 +70,7 @@ public struct ReportPage {
         out += "<p class=\"note\">" + HTML.text(tr("Availability is the share of the time the connection was watched that it was up. Time the computer was asleep, or Lifeline was not running, counts neither for nor against it.")) + "</p>\n"
 
         out += "<h2>" + HTML.text(tr("Causes")) + "</h2>\n"
-        causes(Report.causes(report.rows), total: total.down, into: &out, bars: true)
+        causes(Report.causes(report.rows), into: &out, bars: true)
 
         out += "<h2>" + HTML.text(tr("Weeks")) + "</h2>\n<table class=\"weeks\">\n<thead><tr>"
         for heading in [tr("Week"), tr("Availability"), tr("Downtime"), tr("Outages"), tr("Asleep"), tr("Not running")] {
@@ -93,7 +93,7 @@ public struct ReportPage {
     }
 
     /// The table of causes; with `bars`, each with a bar for its share of the downtime.
-    private func causes(_ list: [(cause: Cause, count: Int, downtime: Int64)], total: Int64, into out: inout String, bars: Bool) {
+    private func causes(_ list: [(cause: Cause, count: Int, downtime: Int64)], into out: inout String, bars: Bool) {
         guard !list.isEmpty else {
             out += "<p class=\"none\">" + HTML.text(tr("No outages in this span.")) + "</p>\n"
             return
@@ -143,7 +143,7 @@ public struct ReportPage {
         out += "</div>\n"
         legend(into: &out)
         out += "<h3>" + HTML.text(tr("Causes")) + "</h3>\n"
-        causes(Report.causes(week.rows), total: week.tally.down, into: &out, bars: false)
+        causes(Report.causes(week.rows), into: &out, bars: false)
         outages(week.rows, into: &out)
         out += "</section>\n"
     }

@@ -20,7 +20,7 @@ struct HistoryCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default: today and the 6 days before).")
+    @Option(help: "Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default: today and the 6 days before); for --report, the span (default: today and the 29 days before).")
     var since: String?
 
     @Flag(help: "Draw a day × hour timeline and a summary (outages, downtime, longest, availability).")

@@ -73,8 +73,10 @@ import Testing
         var menu = try #require(try watcher.menu(of: name, path: menuPath))
         #expect(menu.labels == ["Check now", "Mute for 1 hour", "Recent outages", "Open log"])
         await Harness.waitUntil("the outage in the menu") {
-            let outages = (try? watcher.menu(of: name, path: menuPath))??.child("Recent outages")?.labels ?? []
-            return outages.count == 1 && outages[0].contains("offline for")
+            // The outages are the lines to read (greyed out); "Open report" follows them.
+            let items = (try? watcher.menu(of: name, path: menuPath))??.child("Recent outages")?.children ?? []
+            let outages = items.filter { !$0.enabled }.map(\.label)
+            return outages.count == 1 && outages[0].contains("offline for") && items.last?.label == "Open report"
         }
 
         // "Mute for 1 hour" mutes the daemon; the item then offers "Unmute", which unmutes it.
