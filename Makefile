@@ -140,3 +140,5 @@ pot:
 	  $$(grep -rlE '\b(tr|trn|trayText)\("' Sources Plugins --include='*.swift' | sort)
 # The translated toasts are drawn by dunst: Hangul (Nanum) and Persian (DejaVu Sans) glyphs.
 TEST_PACKAGES += fonts-nanum fonts-dejavu-core
+# The history report is drawn by a real browser (headless, to PNG and its DOM).
+TEST_PACKAGES += chromium

@@ -15,7 +15,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
     ("ExecSink", ["LifelineProtocol"]),
     ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
-    ("TraySink", ["CDbusmenu", "CGLib", "LifelineDBus", "LifelineGLib", "LifelineProtocol"]),
+    ("TraySink", ["CDbusmenu", "CGLib", "LifelineDBus", "LifelineGLib", "LifelineProtocol", "LifelineReport"]),
 ]
 
 let package = Package(
@@ -51,6 +51,9 @@ let package = Package(
         // the state file, the event log, the status and watch formats. The front
         // binary and the CLI read these without linking any plugin.
         .target(name: "LifelineProtocol", dependencies: ["LifelineCore", "CProcess"]),
+        // `history --report`, `--csv` and `--json`: the log read into a timeline, and the
+        // HTML page made of it. Plain Swift: the tray writes the page in the daemon too.
+        .target(name: "LifelineReport", dependencies: ["LifelineCore", "LifelineProtocol"]),
         // pidfd_open, for `watch` to see the daemon exit without polling (header only).
         .systemLibrary(name: "CProcess", path: "Sources/CProcess"),
         // C libraries through pkg-config, which gives SwiftPM the -l flags.
@@ -107,6 +110,7 @@ let package = Package(
             name: "lifeline-cli",
             dependencies: [
                 "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus", "LifelineTOML",
+                "LifelineReport",
                 "ProbeMonitor",  // `diagnose` walks the probe's layers itself
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -122,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "LifelineCoreTests",
             dependencies: [
-                "LifelineCore", "LifelineProtocol", "LifelineTestKit",
+                "LifelineCore", "LifelineProtocol", "LifelineReport", "LifelineTestKit",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]

@@ -3,7 +3,10 @@ import LifelineCore
 import LifelineProtocol
 
 /// `log` sink: one JSON line per published transition, with every field of
-/// the event under its documented name, fsync'd and rotated by size. Lines that
+/// the event under its documented name, fsync'd and rotated by size. Between
+/// them, a line when the machine goes to sleep, one when it wakes up and one
+/// when the daemon stops cleanly (`LogMark`), so `history` knows when nobody
+/// was looking. Lines that
 /// queued during a write go out together in the next (one fsync for a burst).
 /// Every line is whole. When the disk refuses a line (full, failing) the sink
 /// keeps it and the transitions behind it (up to 4096, and says how many it had
@@ -69,6 +72,7 @@ public struct LogSink: Sink {
         defer { disk.stop() }
         let file = makeFile()
         var lastWritten: UInt64 = 0
+        var marks = LogMarkWriter()
         for await update in updates {
             reportDropped(updates)
             // What queued while the last write was fsync'd goes out together, in one
@@ -76,6 +80,9 @@ public struct LogSink: Sink {
             // instead of one fsync per line behind it, where a crash would lose the backlog.
             var lines: [String] = []
             for next in [update] + updates.takeWaiting(limit: Self.batchLimit) {
+                // An update is the bus as it was once the change was made: a sleep it
+                // shows had begun before the transition it carries was published.
+                for mark in marks.marks(for: next) { lines.append(mark.line + "\n") }
                 // Sequence 0 is the start-up `unknown`, not a published transition; a
                 // replay after a restart must not write the same line twice.
                 guard next.isTransition, next.event.sequence != lastWritten else { continue }

@@ -4,6 +4,8 @@ enum TrayEvent: Sendable, Equatable {
     case activate
     /// Menu items.
     case check, mute, unmute, openLog
+    /// "Open report", under "Recent outages".
+    case openReport
     /// The host is about to open "Recent outages".
     case outagesAboutToShow
     case registered

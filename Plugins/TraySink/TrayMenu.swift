@@ -10,6 +10,9 @@ final class TrayMenu {
     private let root: UnsafeMutablePointer<DbusmenuMenuitem>
     private let mute: UnsafeMutablePointer<DbusmenuMenuitem>
     private let outages: UnsafeMutablePointer<DbusmenuMenuitem>
+    /// The last two items of "Recent outages", kept while its lines are replaced.
+    private let reportSeparator: UnsafeMutablePointer<DbusmenuMenuitem>
+    private let openReport: UnsafeMutablePointer<DbusmenuMenuitem>
     private let events: AsyncStream<TrayEvent>.Continuation
     private(set) var muted = false
     private var outageLines: [String]?
@@ -20,6 +23,10 @@ final class TrayMenu {
         root = dbusmenu_menuitem_new()
         mute = dbusmenu_menuitem_new()
         outages = dbusmenu_menuitem_new()
+        reportSeparator = dbusmenu_menuitem_new()
+        openReport = dbusmenu_menuitem_new()
+        dbusmenu_menuitem_property_set(reportSeparator, DBUSMENU_MENUITEM_PROP_TYPE, "separator")  // DBUSMENU_CLIENT_TYPES_SEPARATOR, in client.h, which the shim does not include
+        label(openReport, TrayText.openReport)
         let check = dbusmenu_menuitem_new()!
         let openLog = dbusmenu_menuitem_new()!
         label(check, TrayText.checkNow)
@@ -31,6 +38,7 @@ final class TrayMenu {
         onClick(check) { $0.events.yield(.check) }
         onClick(mute) { $0.events.yield($0.muted ? .unmute : .mute) }
         onClick(openLog) { $0.events.yield(.openLog) }
+        onClick(openReport) { $0.events.yield(.openReport) }
         let opening = Click(menu: self) { $0.events.yield(.outagesAboutToShow) }
         _ = lifeline_menuitem_connect_about_to_show(outages, { _, data in
             let click = Unmanaged<Click>.fromOpaque(data!).takeUnretainedValue()
@@ -51,7 +59,7 @@ final class TrayMenu {
     }
 
     /// The "Recent outages" submenu: one line per outage, newest first; one
-    /// greyed-out line when there are none.
+    /// greyed-out line when there are none; then "Open report".
     func setOutages(_ lines: [String]) {
         guard lines != outageLines else { return }
         outageLines = lines
@@ -66,6 +74,9 @@ final class TrayMenu {
             dbusmenu_menuitem_child_append(outages, item)
             lifeline_dbusmenu_object_unref(item)
         }
+        // Held by this menu as well, so taking them out above did not free them.
+        dbusmenu_menuitem_child_append(outages, reportSeparator)
+        dbusmenu_menuitem_child_append(outages, openReport)
     }
 
     /// Takes the menu off the bus.
@@ -74,6 +85,8 @@ final class TrayMenu {
         lifeline_dbusmenu_object_unref(root)
         lifeline_dbusmenu_object_unref(mute)
         lifeline_dbusmenu_object_unref(outages)
+        lifeline_dbusmenu_object_unref(reportSeparator)
+        lifeline_dbusmenu_object_unref(openReport)
     }
 
     private func label(_ item: UnsafeMutablePointer<DbusmenuMenuitem>, _ text: String) {

@@ -1,11 +1,12 @@
 import LifelineCore
 import LifelineProtocol
+import LifelineReport
 
 /// `tray` sink: an icon in the desktop's tray (StatusNotifierItem: Plasma,
 /// waybar, Xfce's panel, GNOME with the AppIndicator extension) that shows the
 /// state, with its sentence in the tooltip. A click checks now; its menu offers
-/// Check now, Mute for 1 hour / Unmute, the recent outages from the event log,
-/// and Open log.
+/// Check now, Mute for 1 hour / Unmute, the recent outages from the event log
+/// with Open report (the `history --report` page), and Open log.
 ///
 /// It is in the default config: like nm-applet's, the icon is where people look
 /// for the network. Without a tray host (a bare window manager, a server) it
@@ -87,6 +88,19 @@ public struct TraySink: Sink {
             context.control.mute(for: .zero)
         case .openLog:
             do { try LogOpener.open(logPath) } catch { log.warning("tray: cannot open \(logPath): \(error)") }
+        case .openReport:
+            let (logPath, page) = (self.logPath, context.paths.runtimeDir + "/lifeline/report.html")
+            // Reading a month of log and writing the page blocks: not on the pool,
+            // where the debounce timer runs.
+            let started = DetachedThread.start {
+                do {
+                    try Self.writeReport(log: logPath, to: page, now: WallClock.micros())
+                    try LogOpener.open(page)
+                } catch {
+                    log.warning("tray: cannot open the report: \(error)")
+                }
+            }
+            if !started { log.warning("tray: cannot open the report: no thread to write it on") }
         case .outagesAboutToShow:
             Task { await refreshOutages(item) }
         case .registered:
@@ -116,6 +130,15 @@ public struct TraySink: Sink {
         defer { reader.stop() }
         guard let lines = try? await reader.run({ Self.recentOutages(path, now: WallClock.micros()) }) else { return }
         item.setOutages(lines)
+    }
+
+    /// The report of the last 30 days, as `lifeline history --report` writes it,
+    /// at `path`: private (0600) in a private folder, as it tells where and when
+    /// the user was online.
+    static func writeReport(log: String, to path: String, now: Int64) throws {
+        try Files.makeDirectories(Files.directory(of: path))
+        let page = ReportPage.user(Report(EventLog.read(path: log), now: now), writtenAt: now).render()
+        try Files.replaceAtomically(path, with: page, mode: 0o600)
     }
 
     /// The last `recentCount` outages of the log, newest first, as menu lines.

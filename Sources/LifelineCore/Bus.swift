@@ -71,6 +71,8 @@ public final class Bus: BusControl, Sendable {
         var holdTimer: Task<Void, Never>?
         var holdTimerAt: Moment?
         var jobs = JobBoard()
+        var sleep = SleepRecord()
+        var stoppingAt: Int64?
         var jobListeners: [UInt64: AsyncStream<JobRequest>.Continuation] = [:]
     }
 
@@ -315,6 +317,8 @@ public final class Bus: BusControl, Sendable {
                             notificationServerPresent: s.notificationServerPresent)
         update.alertsHeld = s.alertsHeld
         update.jobs = s.jobs.jobs
+        update.sleep = s.sleep
+        update.stoppingAt = s.stoppingAt
         return update
     }
 
@@ -438,6 +442,15 @@ public final class Bus: BusControl, Sendable {
         }
     }
 
+    /// The daemon is stopping cleanly: every sink gets one more update that says
+    /// so (the log writes it down, so the time until the next start is known).
+    public func announceStop() {
+        state.withLock { s in
+            s.stoppingAt = wallClock()
+            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
+        }
+    }
+
     public func mute(for duration: Duration) {
         state.withLock { s in
             s.mutedUntil = wallClock() + duration.microseconds
@@ -502,9 +515,11 @@ extension Bus {
         let now = time.now()
         let held = s.holds.values.contains { $0.isHeld(at: now) }
         armHoldTimer(&s, now: now)
-        guard held != s.alertsHeld else { return }
+        // The log writes sleeps down even when alerts were already held (a locked session).
+        let sleepChanged = s.sleep.note(sleeping: s.holds.values.contains { $0.sleeping }, at: wallClock())
+        guard held != s.alertsHeld || sleepChanged else { return }
+        if held != s.alertsHeld { logger.debug(held ? "alerts held" : "alerts no longer held") }
         s.alertsHeld = held
-        logger.debug(held ? "alerts held" : "alerts no longer held")
         post(Self.update(for: s, isTransition: false), to: s.mailboxes)
     }
 

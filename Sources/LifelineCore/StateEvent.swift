@@ -95,6 +95,11 @@ public struct Update: Sendable, Equatable {
     public var alertsHeld = false
     /// The commands `lifeline run` holds for the network, for the toast and `Jobs`.
     public var jobs: [Job] = []
+    /// The machine's sleeps, for the event log to write down.
+    public var sleep = SleepRecord()
+    /// When the daemon began to stop cleanly (µs since the epoch); nil while it runs.
+    /// The log writes it down, so the time it was not running is known.
+    public var stoppingAt: Int64?
 
     public init(
         event: StateEvent, isTransition: Bool, outage: Outage? = nil, mutedUntil: Int64 = 0,

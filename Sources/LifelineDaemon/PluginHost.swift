@@ -126,6 +126,7 @@ private final class RunningPlugins {
         let all = running
         running = []
         await stop(all.filter { $0.handle != nil })
+        bus.announceStop()
         await stop(all.filter { $0.mailbox != nil })
     }
 

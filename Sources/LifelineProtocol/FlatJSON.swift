@@ -131,6 +131,7 @@ public enum FlatJSON {
         private mutating func string() -> String? {
             guard take(UInt8(ascii: "\"")) else { return nil }
             var scalars = String.UnicodeScalarView()
+            let start = i
             var run = i  // start of a stretch without escapes
             func flush(_ end: Int) {
                 scalars.append(contentsOf: String(decoding: bytes[run..<end], as: UTF8.self).unicodeScalars)
@@ -138,6 +139,12 @@ public enum FlatJSON {
             while i < bytes.count {
                 let b = bytes[i]
                 if b == UInt8(ascii: "\"") {
+                    // Most strings hold no escape: decoded at once, without the scalar view
+                    // (reading a long log for `history --report` spent most of its time there).
+                    if run == start {
+                        defer { i += 1 }
+                        return String(decoding: bytes[start..<i], as: UTF8.self)
+                    }
                     flush(i)
                     i += 1
                     return String(scalars)

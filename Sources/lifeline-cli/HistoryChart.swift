@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelineReport
 
 /// `history --chart`: one row per local day, one cell per hour shaded by the
 /// worst state in that hour, a legend, then the summary. Without colour the

@@ -3,6 +3,7 @@ import Glibc
 import LifelineCore
 import LifelineDaemon
 import LifelineProtocol
+import LifelineReport
 
 struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,18 +12,28 @@ struct HistoryCommand: ParsableCommand {
         discussion: """
             Reads the log that the configuration's `log` sink writes, its rotated files first. \
             --chart draws one row per day (local time) and one cell per hour, shaded by the \
-            worst state in that hour, then a summary. --json prints the outages as a JSON array.
+            worst state in that hour, then a summary. --report writes an HTML page to hand \
+            to your provider: a timeline per day, availability per day and week, the \
+            outages and what failed (the last 30 days unless --since says otherwise). \
+            --csv and --json print that page's table of outages. Time the computer was \
+            asleep, or the daemon was not running, counts neither as up nor as down.
             """
     )
 
-    @Option(help: "Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default: today and the 6 days before).")
+    @Option(help: "Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default: today and the 6 days before); for --report, the span (default: today and the 29 days before).")
     var since: String?
 
     @Flag(help: "Draw a day × hour timeline and a summary (outages, downtime, longest, availability).")
     var chart = false
 
-    @Flag(help: "Print the outages as a JSON array.")
+    @Flag(help: "Print the outages as a JSON array (the columns of the report's table).")
     var json = false
+
+    @Flag(help: "Print the outages as CSV (the columns of the report's table).")
+    var csv = false
+
+    @Option(help: ArgumentHelp("Write an HTML report (timeline, availability, outages, causes) to this file.", valueName: "file.html"))
+    var report: String?
 
     @Option(help: "Colour the chart: auto (when standard output is a terminal and NO_COLOR is not set), always or never.")
     var color: ColourChoice = .auto
@@ -40,7 +51,9 @@ struct HistoryCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if chart, json { throw ValidationError("--chart and --json do not go together: pick one") }
+        let chosen = [chart ? "--chart" : nil, json ? "--json" : nil, csv ? "--csv" : nil, report != nil ? "--report" : nil].compactMap { $0 }
+        if chosen.count > 1 { throw ValidationError("\(chosen.joined(separator: " and ")) do not go together: pick one") }
+        if let report, report.isEmpty { throw ValidationError("--report needs a file name") }
         if let now, !(0...StateRecord.timeRange.upperBound / 1_000_000).contains(now) {
             throw ValidationError("--now: \(now) is not a time a log can hold")
         }
@@ -62,6 +75,21 @@ struct HistoryCommand: ParsableCommand {
             printError("skipped \(contents.badLines) unreadable lines: \(files)")
         }
         let now = self.now.map { $0 * 1_000_000 } ?? WallClock.micros()
+        if let report {
+            try writeReport(contents, to: report, now: now, window: window)
+            return
+        }
+        if json || csv {
+            // The whole log unless --since: the rows of the report's table.
+            var from = Int64.min
+            if let window {
+                let (cutoff, before1970) = now.subtractingReportingOverflow(window.microseconds)
+                from = before1970 ? Int64.min : cutoff
+            }
+            let rows = OutageRow.rows(Timeline(contents, now: now), window: from..<max(from, now))
+            if json { print(OutageColumns.json(rows)) } else { print(OutageColumns.csv(rows), terminator: "") }
+            return
+        }
         let outages = OutageHistory.outages(from: contents.events)
         if chart {
             print(drawChart(contents.events, outages: outages, window: window, now: now), terminator: "")
@@ -71,10 +99,6 @@ struct HistoryCommand: ParsableCommand {
         if let window {
             let (cutoff, before1970) = now.subtractingReportingOverflow(window.microseconds)
             listed = listed.filter { ($0.end ?? now) >= (before1970 ? Int64.min : cutoff) }
-        }
-        if json {
-            print(Self.json(listed, now: now))
-            return
         }
         if listed.isEmpty {
             print("no outages in \(logPath)")
@@ -130,21 +154,16 @@ struct HistoryCommand: ParsableCommand {
         }
     }
 
-    /// `[{"start":…,"end":…,"duration_s":…,"worst":"offline","reason":"…"}, …]`,
-    /// one outage a line; times in µs since the epoch as in the log, `end` null
-    /// while the outage lasts.
-    static func json(_ outages: [OutageRecord], now: Int64) -> String {
-        let objects = outages.map { o in
-            let fields: [(String, String)] = [
-                ("start", String(o.start)),
-                ("end", o.end.map { String($0) } ?? "null"),
-                ("duration_s", JSONText.number(Double(o.duration(now: now).microseconds) / 1e6)),
-                ("worst", JSONText.quote(o.worst.rawValue)),
-                ("reason", JSONText.quote(o.reason)),
-            ]
-            return "{" + fields.map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+    /// The report as one HTML page at `path`, in the user's language.
+    private func writeReport(_ contents: EventLog.Contents, to path: String, now: Int64, window: Duration?) throws {
+        let page = ReportPage.user(Report(contents, now: now, since: window), writtenAt: WallClock.micros()).render()
+        do {
+            try Files.replaceAtomically(path, with: page, mode: 0o644)
+        } catch {
+            printError("--report: \(error)")
+            throw ExitCode.failure
         }
-        return objects.isEmpty ? "[]" : "[\n" + objects.joined(separator: ",\n") + "\n]"
+        print("wrote \(path)")
     }
 
     private func pad(_ s: String, _ width: Int) -> String {

@@ -152,10 +152,10 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == """
             [
-            {"start":1774523400000000,"end":1774525200000000,"duration_s":1800,"worst":"offline","reason":"cable pulled"},
-            {"start":1774733400000000,"end":1774747200000000,"duration_s":13800,"worst":"offline","reason":"probe timed out"},
-            {"start":1774850400000000,"end":1774850700000000,"duration_s":300,"worst":"portal","reason":"login page"},
-            {"start":1774956300000000,"end":null,"duration_s":2409,"worst":"limited","reason":"DNS down"}
+            {"start":1774523400000000,"end":1774525200000000,"duration_s":1800,"worst":"offline","layer":"","cause":"unknown","ended_by":"online","reason":"cable pulled"},
+            {"start":1774733400000000,"end":1774747200000000,"duration_s":13800,"worst":"offline","layer":"","cause":"unknown","ended_by":"online","reason":"probe timed out"},
+            {"start":1774850400000000,"end":1774850700000000,"duration_s":300,"worst":"portal","layer":"","cause":"unknown","ended_by":"online","reason":"login page"},
+            {"start":1774956300000000,"end":null,"duration_s":2409,"worst":"limited","layer":"","cause":"unknown","ended_by":"ongoing","reason":"DNS down"}
             ]
 
             """)

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineCore
 import LifelineTestKit
 import Testing
 
@@ -133,6 +134,58 @@ import Testing
         try await at(.seconds(2), after: ContinuousClock.now)
         #expect(notifications.notifies.count == 1, "\(notifications.notifies)")
         #expect(await fixture.stop() == 0)
+    }
+
+    /// The log writes the sleep and the wake down (and the clean stop), and
+    /// `history` counts the time asleep apart: the network that went while the
+    /// machine slept is down only from the wake on.
+    @Test func theLogWritesSleepAndWakeAndHistoryCountsTheTimeAsleepApart() async throws {
+        guard LogindMock.available() else { return }
+        let logind = try LogindMock()
+        let notifications = try CountingNotificationServer()
+        let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
+        try await settle(fixture, network, logind)
+        try await suspend(fixture, logind)
+        await Harness.waitUntil(timeout: .seconds(5), "the sleep line") { fixture.loggedMarks().count == 1 }
+
+        try network.say("offline", reason: "default route via wlan0 removed")
+        #expect(await fixture.waitForState("offline", timeout: .seconds(5)))
+        let asleep = ContinuousClock.now
+        try await at(.seconds(3), after: asleep)
+        try logind.prepareForSleep(false)
+        let resumed = ContinuousClock.now
+        try await at(.seconds(2), after: resumed)
+        try network.say("online", interface: "wlan0")
+        #expect(await fixture.waitForState("online", timeout: .seconds(5)))
+        #expect(await fixture.stop() == 0)
+
+        let marks = fixture.loggedMarks()
+        #expect(marks.compactMap { $0["mark"] as? String } == ["sleep", "wake", "stop"], "\(marks)")
+        for mark in marks { #expect(mark["sequence"] == nil, "a mark takes no sequence number: \(mark)") }
+        let times = marks.compactMap { $0["since"] as? Int64 }
+        let events = fixture.loggedEvents()
+        let offline = try #require(events.first { $0["state"] as? String == "offline" }?["since"] as? Int64)
+        let online = try #require(events.last { $0["state"] as? String == "online" }?["since"] as? Int64)
+        #expect(times.count == 3)
+        guard times.count == 3 else { return }
+        let (slept, woke) = (times[0], times[1])
+        #expect(marks[1]["asleep_since"] as? Int64 == slept)
+        #expect(slept < offline && offline < woke && woke < online, "\(times) \(offline) \(online)")
+
+        // history: one outage, from the wake to online; the sleep counted apart.
+        let json = try fixture.cli(["history", "--json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.count == 1, "\(json.stdout)")
+        #expect(rows.first?["start"] as? Int64 == woke)
+        #expect(rows.first?["end"] as? Int64 == online)
+        let report = fixture.path("report.html")
+        #expect(try fixture.cli(["history", "--report", report]).status == 0)
+        let figures = ReportTests.figures(try String(contentsOfFile: report, encoding: .utf8))
+        #expect(figures["Asleep"] == DurationText.human(.microseconds(woke - slept)), "\(figures)")
+        #expect(figures["Downtime"] == DurationText.human(.microseconds(online - woke)), "\(figures)")
+        // The log still numbers on from its last transition, past the marks.
+        let again = try fixture.cli(["history"])
+        #expect(again.stderr == "", "no line of the log is unreadable: \(again.stderr)")
     }
 
     /// With the real probe: after resume it asks the check server at once.

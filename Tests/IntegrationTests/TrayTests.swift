@@ -73,8 +73,10 @@ import Testing
         var menu = try #require(try watcher.menu(of: name, path: menuPath))
         #expect(menu.labels == ["Check now", "Mute for 1 hour", "Recent outages", "Open log"])
         await Harness.waitUntil("the outage in the menu") {
-            let outages = (try? watcher.menu(of: name, path: menuPath))??.child("Recent outages")?.labels ?? []
-            return outages.count == 1 && outages[0].contains("offline for")
+            // The outages are the lines to read (greyed out); "Open report" follows them.
+            let items = (try? watcher.menu(of: name, path: menuPath))??.child("Recent outages")?.children ?? []
+            let outages = items.filter { !$0.enabled }.map(\.label)
+            return outages.count == 1 && outages[0].contains("offline for") && items.last?.label == "Open report"
         }
 
         // "Mute for 1 hour" mutes the daemon; the item then offers "Unmute", which unmutes it.
@@ -166,10 +168,15 @@ import Testing
         await Harness.waitUntil("the item registers") { watcher.itemName != nil }
         let name = try #require(watcher.itemName)
         var listed: [MenuNode] = []
+        var submenu: [MenuNode] = []
         await Harness.waitUntil("the outages in the menu") {
-            listed = (try? watcher.menu(of: name, path: "/StatusNotifierItem/Menu"))??.child("Recent outages")?.children ?? []
+            submenu = (try? watcher.menu(of: name, path: "/StatusNotifierItem/Menu"))??.child("Recent outages")?.children ?? []
+            // The outages are the lines to read; "Open report" follows them.
+            listed = submenu.filter { !$0.enabled }
             return listed.count == 5
         }
+        #expect(submenu.last?.label == "Open report", "\(submenu.map(\.label))")
+        #expect(submenu.last?.enabled == true)
         for (line, minutes) in zip(listed, [7, 6, 5, 4, 3]) {
             #expect(line.label.contains("offline for \(minutes)m"), "\(listed.map(\.label))")
             #expect(line.enabled == false, "a line to read, not to click: \(line.label)")
@@ -229,6 +236,59 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: daemonFixture.path("pwned")))
         #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/pwned"))
         #expect(await daemonFixture.stop() == 0)
+    }
+
+    /// "Open report" (under "Recent outages") writes the `history --report` page
+    /// to the runtime folder, private, and hands it to `xdg-open`, which is not
+    /// waited for but reaped once it exits: no zombie is left behind.
+    @Test func openReportWritesThePagePrivatelyAndOpensIt() async throws {
+        guard TrayWatcher.available() else { return }
+        let bus = try PrivateBus()
+        let bin = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-tray-bin-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: bin) }
+        let opened = bin.appendingPathComponent("opened.txt").path
+        let viewer = bin.appendingPathComponent("xdg-open").path
+        // A viewer that notes what it was given and exits at once.
+        try "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '\(opened)'; done\n".write(toFile: viewer, atomically: true, encoding: .utf8)
+        chmod(viewer, 0o755)
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let (fixture, net, _) = try daemon(on: bus.environment.merging(["PATH": path]) { $1 }, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
+        try await watcher.start()
+        defer { watcher.stop() }
+        try fixture.start()
+        try net.say("offline", reason: "cable <b>pulled</b>")
+        await Harness.waitUntil("offline in the log") { fixture.loggedStates().contains("offline") }
+        await Harness.waitUntil("the item registers") { watcher.itemName != nil }
+        let name = try #require(watcher.itemName)
+        #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Open report"]).status == 0)
+        await Harness.waitUntil("xdg-open ran") { (try? String(contentsOfFile: opened, encoding: .utf8)) != nil }
+        let report = fixture.path("run/lifeline/report.html")
+        #expect(try String(contentsOfFile: opened, encoding: .utf8) == report + "\n")
+        var info = stat()
+        #expect(stat(report, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        let page = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(page.contains("cable &lt;b&gt;pulled&lt;/b&gt;"), "the outage in the page")
+        #expect(page.contains("<rect class=\"offline\""))
+        // The viewer exited: the daemon reaped it.
+        let daemonPid = try #require(fixture.process?.pid)
+        await Harness.waitUntil(timeout: .seconds(5), "no zombie child") { Self.zombieChildren(of: daemonPid).isEmpty }
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// The children of `pid` (any of its threads) that have exited and not been reaped.
+    static func zombieChildren(of pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let children = tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+        }
+        return children.filter { child in
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].hasPrefix(" Z")
+        }
     }
 
     /// No tray host at first: the daemon says nothing above debug level about it,

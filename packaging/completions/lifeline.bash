@@ -295,14 +295,17 @@ _lifeline_config_show() {
 
 _lifeline_history() {
     repeating_flags=()
-    non_repeating_flags=(--chart --json --version -h --help)
+    non_repeating_flags=(--chart --json --csv --version -h --help)
     repeating_options=()
-    non_repeating_options=(--since --color --config)
+    non_repeating_options=(--since --report --color --config)
     __lifeline_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--since')
+        return
+        ;;
+    '--report')
         return
         ;;
     '--color')

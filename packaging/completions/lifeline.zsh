@@ -183,9 +183,11 @@ _lifeline_history() {
     local -i ret=1
     local -ar ___color=('auto' 'always' 'never')
     local -ar arg_specs=(
-        '--since[Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default\: today and the 6 days before).]:since:'
+        '--since[Only outages that ended within this span, e.g. 24h, 7d; for --chart, the span drawn (default\: today and the 6 days before); for --report, the span (default\: today and the 29 days before).]:since:'
         '--chart[Draw a day × hour timeline and a summary (outages, downtime, longest, availability).]'
-        '--json[Print the outages as a JSON array.]'
+        '--json[Print the outages as a JSON array (the columns of the report'\''s table).]'
+        '--csv[Print the outages as CSV (the columns of the report'\''s table).]'
+        '--report[Write an HTML report (timeline, availability, outages, causes) to this file.]:file.html:'
         '--color[Colour the chart\: auto (when standard output is a terminal and NO_COLOR is not set), always or never.]:color:{__lifeline_complete "${___color[@]}"}'
         '--config[Config file naming the log (default\: the user'\''s).]:config:'
         '--version[Show the version.]'

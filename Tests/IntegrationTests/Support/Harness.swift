@@ -162,8 +162,13 @@ final class DaemonFixture: @unchecked Sendable {
         try Harness.run([Harness.binary] + arguments, environment: environment)
     }
 
-    /// The event log's lines, parsed.
-    func loggedEvents() -> [[String: Any]] {
+    /// The event log's transitions, parsed (its sleep, wake and stop lines are `loggedMarks`).
+    func loggedEvents() -> [[String: Any]] { loggedLines().filter { $0["mark"] == nil } }
+
+    /// The event log's marks: `{"mark":"sleep","since":…}` and the like.
+    func loggedMarks() -> [[String: Any]] { loggedLines().filter { $0["mark"] != nil } }
+
+    private func loggedLines() -> [[String: Any]] {
         guard let text = try? String(contentsOfFile: eventLogPath, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]

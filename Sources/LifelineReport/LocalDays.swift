@@ -1,13 +1,14 @@
 import Glibc
 
 /// Days and hours in the local time zone (the C library's: `TZ`, else
-/// /etc/localtime), for the rows and cells of `history --chart`. Times are µs
+/// /etc/localtime), for the rows and cells of `history --chart` and the days
+/// and weeks of `history --report`. Times are µs
 /// since the Unix epoch, as in the event log. A day is not always 24 hours long:
 /// where the clocks go forward an hour has no length, where they go back one
 /// lasts two.
-enum LocalDays {
+public enum LocalDays {
     /// Local midnight at the start of the day that holds `micros`, moved `days` days on.
-    static func midnight(of micros: Int64, plusDays days: Int = 0) -> Int64 {
+    public static func midnight(of micros: Int64, plusDays days: Int = 0) -> Int64 {
         var parts = localParts(micros)
         parts.tm_mday += Int32(days)
         parts.tm_hour = 0
@@ -18,7 +19,7 @@ enum LocalDays {
 
     /// The 25 boundaries of the day that starts at `midnight`: the start of each
     /// hour 0…23, then the next midnight.
-    static func hourBoundaries(ofDayAt midnight: Int64) -> [Int64] {
+    public static func hourBoundaries(ofDayAt midnight: Int64) -> [Int64] {
         let day = localParts(midnight)
         return (0...24).map { hour in
             var parts = day
@@ -30,16 +31,16 @@ enum LocalDays {
     }
 
     /// "Mon 2026-11-23".
-    static func dayLabel(_ micros: Int64) -> String { format(micros, "%a %Y-%m-%d") }
+    public static func dayLabel(_ micros: Int64) -> String { format(micros, "%a %Y-%m-%d") }
 
     /// "Mon 2026-11-23 14:05".
-    static func dayAndMinute(_ micros: Int64) -> String { format(micros, "%a %Y-%m-%d %H:%M") }
+    public static func dayAndMinute(_ micros: Int64) -> String { format(micros, "%a %Y-%m-%d %H:%M") }
 
     /// "2026-11-23 14:05:09".
-    static func second(_ micros: Int64) -> String { format(micros, "%Y-%m-%d %H:%M:%S") }
+    public static func second(_ micros: Int64) -> String { format(micros, "%Y-%m-%d %H:%M:%S") }
 
     /// The zone in force at `micros`, as "CET, UTC+01:00".
-    static func zone(at micros: Int64) -> String {
+    public static func zone(at micros: Int64) -> String {
         let parts = localParts(micros)
         let offset = Int(parts.tm_gmtoff)
         let sign = offset < 0 ? "-" : "+"
@@ -65,7 +66,12 @@ enum LocalDays {
         return Int64(mktime(&parts)) * 1_000_000
     }
 
-    private static func format(_ micros: Int64, _ pattern: String) -> String {
+    /// The day of the week of `micros`: 0 Sunday … 6 Saturday.
+    public static func weekday(_ micros: Int64) -> Int { Int(localParts(micros).tm_wday) }
+
+    /// `micros` as `strftime` writes `pattern`, local time (names of days and
+    /// months in the C locale's English: translate them, don't print them).
+    public static func format(_ micros: Int64, _ pattern: String) -> String {
         var parts = localParts(micros)
         var buffer = [CChar](repeating: 0, count: 64)
         let n = strftime(&buffer, buffer.count, pattern, &parts)
