@@ -107,9 +107,9 @@ public struct ExecSink: Sink {
 
     /// Checks the file and starts it; nil (and a log line) when it may not run.
     private func start(_ job: HookLanes.Job) -> HookProcess? {
-        let target: String
-        switch HookCheck.check(job.hook.path) {
-        case .success(let path): target = path
+        let hook: OpenedHook
+        switch HookCheck.open(job.hook.path) {
+        case .success(let opened): hook = opened
         case .failure(let refused):
             context.logger.error("\(refused)")
             return nil
@@ -128,7 +128,7 @@ public struct ExecSink: Sink {
         ]
         do {
             return try HookProcess(
-                path: job.hook.path, executable: target, arguments: [e.state.rawValue, e.interface], environment: environment,
+                path: job.hook.path, hook: hook, arguments: [e.state.rawValue, e.interface], environment: environment,
                 input: Array((JSONText.object(e) + "\n").utf8))
         } catch {
             context.logger.error("\(error)")
