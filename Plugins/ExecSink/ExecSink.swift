@@ -55,8 +55,13 @@ public struct ExecSink: Sink {
     /// daemon alone: its notification socket, passed sockets and watchdog.
     private let baseEnvironment: [String]
 
+    /// Where a script gets a link under its own name to the descriptor it
+    /// runs from (private to the user, like the state file's folder).
+    private let linkFolder: String
+
     public init(config: Config, context: PluginContext) throws {
         folders = config.folders.isEmpty ? [context.paths.hooksDir, Self.systemFolder] : config.folders
+        linkFolder = context.paths.runtimeDir + "/lifeline/hooks"
         timeout = config.timeout.duration
         self.context = context
         baseEnvironment = Environment.current
@@ -129,7 +134,8 @@ public struct ExecSink: Sink {
         do {
             return try HookProcess(
                 path: job.hook.path, hook: hook, arguments: [e.state.rawValue, e.interface], environment: environment,
-                input: Array((JSONText.object(e) + "\n").utf8))
+                input: Array((JSONText.object(e) + "\n").utf8),
+                linkFolder: (try? Files.makePrivateDirectory(linkFolder, privateRoot: context.paths.runtimeDir)) != nil ? linkFolder : nil)
         } catch {
             context.logger.error("\(error)")
             return nil

@@ -35,10 +35,19 @@ final class HookProcess: @unchecked Sendable {
     /// `/proc/<daemon>/fd/N`; held until the hook ends. -1 for a compiled program.
     private let script: Int32
 
+    /// The link that names a script for its interpreter, removed when the hook ends.
+    private let scriptLink: String?
+
     /// Starts `hook`; its descriptor is the process's from here on.
-    init(path: String, hook: OpenedHook, arguments: [String], environment: [String], input: [UInt8]) throws(StartFailed) {
+    /// `linkFolder`: a folder only the daemon's user can write, where a script
+    /// gets a link under its own name to the daemon's descriptor, so that its
+    /// `$0` still ends in the hook's name.
+    init(path: String, hook: OpenedHook, arguments: [String], environment: [String], input: [UInt8],
+         linkFolder: String? = nil) throws(StartFailed) {
         self.path = path
         script = hook.interpreter == nil ? -1 : hook.descriptor
+        let descriptorPath = "/proc/\(getpid())/fd/\(hook.descriptor)"
+        scriptLink = hook.interpreter == nil ? nil : linkFolder.flatMap { Self.link(descriptorPath, in: $0, named: path) }
         var running = false
         // A program's descriptor is done with once it runs; a script's, once it ends.
         defer { if hook.interpreter == nil || !running { hook.close() } }
@@ -64,7 +73,7 @@ final class HookProcess: @unchecked Sendable {
         // above 2 (the kernel would leave it at /dev/fd/N in the hook).
         var spawn: Spawn
         if let interpreter = hook.interpreter {
-            spawn = Spawn(.path(interpreter[0]), arguments: interpreter + ["/proc/\(getpid())/fd/\(hook.descriptor)"] + arguments,
+            spawn = Spawn(.path(interpreter[0]), arguments: interpreter + [scriptLink ?? descriptorPath] + arguments,
                           environment: environment)
         } else {
             spawn = Spawn(.descriptor(hook.descriptor), arguments: [hook.target] + arguments, environment: environment)
@@ -91,6 +100,21 @@ final class HookProcess: @unchecked Sendable {
     deinit {
         if output >= 0 { close(output) }
         if script >= 0 { close(script) }
+        if let scriptLink { unlink(scriptLink) }
+    }
+
+    /// `folder/NAME` (NAME: the hook's file name) as a symbolic link to
+    /// `target`, replacing one left by an earlier run; nil when it cannot be made.
+    private static func link(_ target: String, in folder: String, named hookPath: String) -> String? {
+        let name = hookPath.split(separator: "/").last.map(String.init) ?? "hook"
+        let link = folder + "/" + name, fresh = link + ".new"
+        unlink(fresh)
+        guard symlink(target, fresh) == 0 else { return nil }
+        guard rename(fresh, link) == 0 else {
+            unlink(fresh)
+            return nil
+        }
+        return link
     }
 
     /// A pipe whose ends no other child inherits (`pipe2` is not visible from

@@ -52,8 +52,8 @@ import Testing
         let pid = try #require(nm.pid)
         let frozen = try Harness.run([NetworkManagerMock.python, "-c", freeze], environment: ProcessInfo.processInfo.environment.merging(nm.environment) { $1 })
         #expect(frozen.status == 0, "\(frozen.stderr)")
-        // Sent without waiting for the reply, which comes only once it runs again.
-        _ = try Harness.run(["dbus-send", "--system", "--dest=org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",
+        // Its reply comes only once it runs again: not waited for.
+        _ = try Harness.run(["timeout", "1", "dbus-send", "--system", "--print-reply", "--dest=org.freedesktop.NetworkManager", "/org/freedesktop/NetworkManager",
                              "org.freedesktop.NetworkManager.Freeze"],
                             environment: ProcessInfo.processInfo.environment.merging(nm.environment) { $1 })
         await Harness.waitUntil("NetworkManager to hang") {
