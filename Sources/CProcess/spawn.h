@@ -47,6 +47,9 @@ struct lifeline_spawn_request {
     /// SIGKILL when the thread that spawned it ends: call only from a thread
     /// that lives as long as the process.
     int die_with_parent;
+    /// Leave the descriptors from 3 up as they are (those without close-on-exec
+    /// reach the child): for `run`, which passes on what the user gave it.
+    int keep_descriptors;
     /// Signals that stay ignored in the child when they are ignored here; every
     /// other signal gets its default action. NULL: all defaults.
     const sigset_t *keep_ignored;
@@ -119,7 +122,7 @@ static inline int lifeline_spawn(const struct lifeline_spawn_request *r, pid_t *
             if (dup3(exec_fd, 3, O_CLOEXEC) < 0) { err = errno; goto fail; }
             exec_fd = 3;
         }
-        lifeline_spawn_close_from(exec_fd == 3 ? 4 : 3, out);
+        if (!r->keep_descriptors) lifeline_spawn_close_from(exec_fd == 3 ? 4 : 3, out);
         for (int s = 1; s < NSIG; s++) {
             if (s == SIGKILL || s == SIGSTOP) continue;
             struct sigaction now;

@@ -5,7 +5,8 @@ import Glibc
 /// the config parser, `lifeline run`'s command, the tray's log opener): argv,
 /// never a shell. Every child starts clean:
 /// - it holds no descriptor above 2 (what the daemon holds open, including
-///   what it inherited from whatever started it, stays with the daemon);
+///   what it inherited from whatever started it, stays with the daemon),
+///   unless `closeOtherDescriptors` is off (`run`);
 /// - no signal is blocked, and every signal has its default action, except
 ///   those `keepIgnored` names that were ignored when the process started
 ///   (`nohup`, a shell's background job: the user's choice carries through);
@@ -44,6 +45,10 @@ public struct Spawn {
     /// program must not run on unseen. Started from `Spawn.lifelong`'s thread,
     /// since the kernel sends it when the spawning thread ends.
     public var dieWithParent = false
+    /// Close every descriptor from 3 up in the child (the default). `run` keeps
+    /// them: like `timeout` or `nohup`, it hands its command what the user gave
+    /// it (`lifeline run -- cmd 3<input`); its own are close-on-exec.
+    public var closeOtherDescriptors = true
     /// Signals that stay ignored in the child if this process ignores them.
     public var keepIgnored: sigset_t?
 
@@ -81,6 +86,7 @@ public struct Spawn {
                         request.new_process_group = newProcessGroup ? 1 : 0
                         request.die_with_parent = dieWithParent ? 1 : 0
                         request.keep_ignored = keep
+                        request.keep_descriptors = closeOtherDescriptors ? 0 : 1
                         return lifeline_spawn(&request, &pid)
                     }
                 }

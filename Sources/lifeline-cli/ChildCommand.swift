@@ -17,6 +17,9 @@ struct ChildCommand {
         // business; what was ignored when lifeline started (nohup) stays ignored.
         var spawn = Spawn(.searched(argv[0]), arguments: argv)
         spawn.keepIgnored = SignalPipe.ignoredAtStart
+        // Descriptors the user opened for the command (`3<input`) reach it;
+        // lifeline's own (the bus socket, the signal pipe) are close-on-exec.
+        spawn.closeOtherDescriptors = false
         do {
             return ChildCommand(pid: try spawn.start())
         } catch {

@@ -27,10 +27,9 @@ import Testing
                     return nil
                 }
             }
+            // Due while both reloads wait for their children.
+            let deadline = started + .milliseconds(300)
             group.addTask(executorPreference: executor) {
-                // Both reloads are under way before the deadline is set.
-                try? await Task.sleep(for: .milliseconds(100))
-                let deadline = clock.now + .milliseconds(200)
                 try? await Task.sleep(until: deadline, clock: clock)
                 return clock.now - deadline
             }

@@ -31,6 +31,23 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
+    /// Like `timeout` or `nohup`, `run` hands its command the descriptors the
+    /// user opened for it, and none of its own.
+    @Test func theCommandGetsTheDescriptorsTheUserGaveRunAndNoneOfRuns() async throws {
+        guard Harness.available(.tools(JobsTests.tools)) else { return }
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        let input = lab.daemon.path("input.txt")
+        try "from fd 3\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let r = try Harness.run(["sh", "-c", "exec 3<'\(input)'; exec '\(Harness.binary)' run -- sh -c 'cat <&3; ls /proc/$$/fd'"],
+                                environment: lab.daemon.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "from fd 3")
+        #expect(lines.dropFirst().sorted() == ["0", "1", "2", "3"], "\(r.stdout)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
     /// SIGINT sent to `run` reaches the command; the command handles it and
     /// exits 0, and so does `run`.
     @Test func aCommandThatHandlesSIGINTAndExitsZeroGivesZero() async throws {

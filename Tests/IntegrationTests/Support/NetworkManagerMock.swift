@@ -51,9 +51,6 @@ final class NetworkManagerMock: @unchecked Sendable {
     var calls: String { (try? String(contentsOfFile: callLogPath, encoding: .utf8)) ?? "" }
     private var callLogPath: String { logPath + ".calls" }
 
-    /// The mock's process (to stop and continue it: a NetworkManager that hangs).
-    var pid: Int32? { mock?.pid }
-
     /// What the daemon needs to take this bus for the system bus.
     var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
 
