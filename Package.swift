@@ -5,7 +5,7 @@ import PackageDescription
 // because SwiftPM reserves Plugins/ for package plugins by default).
 let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("LogSink", ["LifelineProtocol"]),
-    ("ExecMonitor", ["LifelineProtocol", .product(name: "Subprocess", package: "swift-subprocess")]),
+    ("ExecMonitor", ["LifelineProtocol", "CProcess"]),
     ("ProbeMonitor", ["CCurl"]),
     ("NetlinkMonitor", ["CNetlink"]),
     ("NotifySink", ["CNotify", "LifelineGLib"]),
@@ -13,7 +13,7 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("TmuxSink", ["LifelineProtocol"]),
     ("LogindMonitor", ["LifelineDBus", "LifelineGLib"]),
     ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
-    ("ExecSink", ["LifelineProtocol"]),
+    ("ExecSink", ["LifelineProtocol", "CProcess"]),
     ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
     ("TraySink", ["CDbusmenu", "CGLib", "LifelineDBus", "LifelineGLib", "LifelineProtocol", "LifelineReport"]),
 ]
@@ -35,8 +35,6 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        // Without its Foundation trait: the daemon keeps Foundation out of its hot path.
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
         // The Prometheus text exposition format for the `prometheus` sink.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],

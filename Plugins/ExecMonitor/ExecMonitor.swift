@@ -1,11 +1,6 @@
+import CProcess
+import Glibc
 import LifelineCore
-import Subprocess
-
-#if canImport(System)
-import System
-#else
-import SystemPackage
-#endif
 
 /// `exec` monitor: the door for third-party monitors in any language.
 /// Runs `command` (argv, never a shell) and reads one JSON object per line from
@@ -60,8 +55,12 @@ public struct ExecMonitor: Monitor {
     }
 
     public struct Exited: Error, CustomStringConvertible {
+        public enum Status: Sendable, Equatable {
+            case exited(Int32)
+            case signaled(Int32)
+        }
         public var command: String
-        public var status: TerminationStatus
+        public var status: Status
         public var description: String {
             switch status {
             case .exited(let code): "\(command) exited with status \(code)"
@@ -72,45 +71,35 @@ public struct ExecMonitor: Monitor {
 
     public func run(handle: MonitorHandle) async throws {
         let program = config.command[0]
-        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
-        var options = PlatformOptions()
-        // Ask politely on shutdown, then kill: a hung monitor must not hold up the daemon.
-        options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: .seconds(2))]
         let role = config.role
         let logger = context.logger
         let checkRequests = config.checks ? handle.checkRequests() : nil
-        let result = try await Subprocess.run(
-            executable,
-            arguments: Arguments(Array(config.command.dropFirst())),
-            platformOptions: options,
-            input: .inputWriter,
-            output: .sequence,
-            error: .currentStandardError
-        ) { execution in
-            let writer = execution.standardInputWriter
-            // Check requests become "check" lines on the program's stdin, for as
-            // long as its output is being read.
-            let forwarding = Task {
-                guard let checkRequests else { _ = try? await writer.finish(); return }
-                for await _ in checkRequests {
-                    guard (try? await writer.write("check\n")) != nil else { break }
-                }
+        let child = try await MonitorProgram.start(config.command)
+        // Check requests become "check" lines on the program's stdin, for as
+        // long as its output is being read.
+        let forwarding = Task {
+            guard let checkRequests else { child.closeInput(); return }
+            for await _ in checkRequests {
+                guard child.writeLine("check") else { break }
             }
-            defer { forwarding.cancel() }
-            var lines = LineSplitter(maxLength: Self.maxLineLength)
-            var number = 0
-            var drops = DropReport()
-            func dropped(_ why: String) {
-                if drops.shouldLog(at: .now) { logger.warning("\(program): line \(number) dropped: \(why)") }
+        }
+        var lines = LineSplitter(maxLength: Self.maxLineLength)
+        var number = 0
+        var drops = DropReport()
+        func dropped(_ why: String) {
+            if drops.shouldLog(at: .now) { logger.warning("\(program): line \(number) dropped: \(why)") }
+        }
+        func summarize(final: Bool = false) {
+            if let count = drops.takeQuiet(at: .now, final: final) {
+                logger.warning("\(program): \(count) more malformed lines dropped (up to line \(number))")
             }
-            func summarize(final: Bool = false) {
-                if let count = drops.takeQuiet(at: .now, final: final) {
-                    logger.warning("\(program): \(count) more malformed lines dropped (up to line \(number))")
-                }
+        }
+        do {
+            defer {
+                forwarding.cancel()
+                summarize(final: true)
             }
-            defer { summarize(final: true) }
-            for try await buffer in execution.standardOutput {
-                let chunk = buffer.withUnsafeBytes { Array($0) }
+            while let chunk = try await child.read() {
                 for line in lines.feed(chunk) {
                     number += 1
                     summarize()
@@ -125,8 +114,144 @@ public struct ExecMonitor: Monitor {
                     }
                 }
             }
+            throw Exited(command: program, status: try await child.exit())
+        } catch let error as Exited {
+            throw error
+        } catch {
+            // Cancelled (shutdown, reload): ask politely, then kill, on a thread
+            // of its own; a hung program must not hold up the daemon.
+            child.stop(grace: .seconds(2))
+            throw error
         }
-        throw Exited(command: program, status: result.terminationStatus)
+    }
+}
+
+/// The monitor's program: started with `Spawn`, killed with the daemon
+/// however the daemon ends, its standard output read without holding a thread.
+final class MonitorProgram: Sendable {
+    let pid: pid_t
+    private let output: Int32
+    private let input: Int32
+    private let exitNotice: Int32
+
+    private init(pid: pid_t, output: Int32, input: Int32, exitNotice: Int32) {
+        self.pid = pid
+        self.output = output
+        self.input = input
+        self.exitNotice = exitNotice
+    }
+
+    struct StartFailed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func start(_ command: [String]) async throws -> MonitorProgram {
+        var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
+        guard pipe(&toChild) == 0 else { throw StartFailed(description: "pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&fromChild) == 0 else {
+            close(toChild[0]); close(toChild[1])
+            throw StartFailed(description: "pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // The daemon never waits on the program: a full pipe drops a check line
+        // rather than blocking, and reads wait through `DescriptorWaiting`.
+        _ = fcntl(toChild[1], F_SETFL, O_NONBLOCK)
+        _ = fcntl(fromChild[0], F_SETFL, O_NONBLOCK)
+        var spawn = Spawn(.searched(command[0]), arguments: command)
+        spawn.standardInput = toChild[0]
+        spawn.standardOutput = fromChild[1]
+        spawn.dieWithParent = true
+        let pid: pid_t
+        do {
+            pid = try await spawn.startFromLifelongThread()
+        } catch {
+            for fd in toChild + fromChild { close(fd) }
+            throw error
+        }
+        close(toChild[0])
+        close(fromChild[1])
+        return MonitorProgram(pid: pid, output: fromChild[0], input: toChild[1], exitNotice: lifeline_pidfd_open(pid))
+    }
+
+    deinit {
+        close(output)
+        close(input)
+        if exitNotice >= 0 { close(exitNotice) }
+    }
+
+    /// The next bytes of output; nil at its end.
+    func read() async throws -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
+            if n > 0 { return Array(buffer[0..<n]) }
+            if n == 0 { return nil }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN:
+                if await DescriptorWaiting.current.wait(for: output, events: Int16(POLLIN), until: .now + .seconds(86400)) == .cancelled {
+                    throw CancellationError()
+                }
+            default: return nil
+            }
+        }
+    }
+
+    /// Writes one line to the program's input; false once it cannot take more.
+    func writeLine(_ line: String) -> Bool {
+        let bytes = Array((line + "\n").utf8)
+        let n = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+        return n == bytes.count
+    }
+
+    func closeInput() { _ = shutdownInput() }
+
+    private func shutdownInput() -> Int32 {
+        // The descriptor stays allocated until deinit; /dev/null in its place
+        // gives the program its end of file.
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { if null >= 0 { close(null) } }
+        return null >= 0 ? dup2(null, input) : -1
+    }
+
+    /// Waits for the program's end (its output already ended) and reaps it.
+    func exit() async throws -> ExecMonitor.Exited.Status {
+        while true {
+            var status: Int32 = 0
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid { return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F) }
+            if r < 0, errno != EINTR { return .exited(127) }
+            if r == 0 {
+                if exitNotice >= 0 {
+                    if await DescriptorWaiting.current.wait(for: exitNotice, events: Int16(POLLIN), until: .now + .seconds(86400)) == .cancelled {
+                        throw CancellationError()
+                    }
+                } else {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+        }
+    }
+
+    /// SIGTERM, SIGKILL `grace` later if it still runs, then reaped: on a
+    /// thread of its own, the caller does not wait.
+    func stop(grace: Duration) {
+        let pid = self.pid
+        kill(pid, SIGTERM)
+        let started = DetachedThread.start {
+            let clock = ContinuousClock()
+            let deadline = clock.now + grace
+            var status: Int32 = 0
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                if clock.now >= deadline {
+                    kill(pid, SIGKILL)
+                    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                    return
+                }
+                usleep(10_000)
+            }
+        }
+        if !started { kill(pid, SIGKILL) }
     }
 }
 

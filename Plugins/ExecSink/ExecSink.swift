@@ -55,8 +55,13 @@ public struct ExecSink: Sink {
     /// daemon alone: its notification socket, passed sockets and watchdog.
     private let baseEnvironment: [String]
 
+    /// Where a script gets a link under its own name to the descriptor it
+    /// runs from (private to the user, like the state file's folder).
+    private let linkFolder: String
+
     public init(config: Config, context: PluginContext) throws {
         folders = config.folders.isEmpty ? [context.paths.hooksDir, Self.systemFolder] : config.folders
+        linkFolder = context.paths.runtimeDir + "/lifeline/hooks"
         timeout = config.timeout.duration
         self.context = context
         baseEnvironment = Environment.current
@@ -107,9 +112,9 @@ public struct ExecSink: Sink {
 
     /// Checks the file and starts it; nil (and a log line) when it may not run.
     private func start(_ job: HookLanes.Job) -> HookProcess? {
-        let target: String
-        switch HookCheck.check(job.hook.path) {
-        case .success(let path): target = path
+        let hook: OpenedHook
+        switch HookCheck.open(job.hook.path) {
+        case .success(let opened): hook = opened
         case .failure(let refused):
             context.logger.error("\(refused)")
             return nil
@@ -128,8 +133,9 @@ public struct ExecSink: Sink {
         ]
         do {
             return try HookProcess(
-                path: job.hook.path, executable: target, arguments: [e.state.rawValue, e.interface], environment: environment,
-                input: Array((JSONText.object(e) + "\n").utf8))
+                path: job.hook.path, hook: hook, arguments: [e.state.rawValue, e.interface], environment: environment,
+                input: Array((JSONText.object(e) + "\n").utf8),
+                linkFolder: (try? Files.makePrivateDirectory(linkFolder, privateRoot: context.paths.runtimeDir)) != nil ? linkFolder : nil)
         } catch {
             context.logger.error("\(error)")
             return nil

@@ -1,11 +1,22 @@
+import CProcess
 import Glibc
 
 /// Whether a hook file may run, decided again before every run (a file can
 /// change between two transitions). A hook runs with the daemon's rights, so
-/// only a file that nobody else can have written runs: owned by the daemon's
-/// user or by root (who can change the user's files anyway), writable by no one
-/// else, not setuid or setgid, a regular executable file. A symbolic link is
-/// followed and the file it leads to is what gets checked and run.
+/// only a file that nobody else can have written or put there runs:
+/// - the file: owned by the daemon's user or by root (who can change the
+///   user's files anyway), writable by no one else, not setuid or setgid, a
+///   regular executable file;
+/// - every folder from the file's up to `/` (or up to the home folder), both
+///   where the hook is listed and where a symbolic link leads: owned by the
+///   user or root and writable by no one else, or sticky like `/tmp`, where
+///   others cannot rename or remove what is not theirs. Whoever can write to
+///   such a folder could put any program in the hook's place.
+///
+/// A symbolic link is followed and the file it leads to is what gets checked.
+/// The file is opened once, checked through that descriptor, and that very
+/// descriptor is what runs (`OpenedHook`), so it cannot be swapped between the
+/// check and the run.
 enum HookCheck {
     struct Refused: Error, Equatable, CustomStringConvertible {
         var path: String
@@ -14,34 +25,127 @@ enum HookCheck {
     }
 
     /// The path to run (symbolic links resolved), or why not.
-    static func check(_ path: String, uid: uid_t = getuid()) -> Result<String, Refused> {
+    static func check(_ path: String, uid: uid_t = getuid(), home: String? = homeFolder()) -> Result<String, Refused> {
+        switch open(path, uid: uid, home: home) {
+        case .success(let opened):
+            opened.close()
+            return .success(opened.target)
+        case .failure(let refused):
+            return .failure(refused)
+        }
+    }
+
+    /// The hook opened and checked, ready to run from its descriptor, or why not.
+    static func open(_ path: String, uid: uid_t = getuid(), home: String? = homeFolder()) -> Result<OpenedHook, Refused> {
+        func refuse(_ reason: String) -> Result<OpenedHook, Refused> { .failure(Refused(path: path, reason: reason)) }
         guard let resolved = realpath(path, nil) else {
-            return .failure(Refused(path: path, reason: "cannot resolve it: \(String(cString: strerror(errno)))"))
+            return refuse("cannot resolve it: \(String(cString: strerror(errno)))")
         }
         let target = String(cString: resolved)
         free(resolved)
+        for folder in [parent(of: path), parent(of: target)] {
+            if let reason = unsafeFolder(folder, uid: uid, home: home) { return refuse(reason) }
+        }
+        // No link is followed any more: the path is resolved and its folders are
+        // the user's own, so what it names now is what was checked above.
+        let fd = Glibc.open(target, Int32(LIFELINE_O_PATH) | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return refuse("cannot open \(target): \(String(cString: strerror(errno)))") }
         var info = stat()
-        guard stat(target, &info) == 0 else {
-            return .failure(Refused(path: path, reason: "cannot stat \(target): \(String(cString: strerror(errno)))"))
+        guard fstat(fd, &info) == 0 else {
+            let why = String(cString: strerror(errno))
+            close(fd)
+            return refuse("cannot stat \(target): \(why)")
         }
-        let shown = target == path ? "" : " (\(target))"
+        if let reason = unsafeFile(info, shown: target == path ? "" : " (\(target))", uid: uid, target: target) {
+            close(fd)
+            return refuse(reason)
+        }
+        return .success(OpenedHook(descriptor: fd, target: target, device: info.st_dev, inode: info.st_ino,
+                                   interpreter: interpreter(of: fd)))
+    }
+
+    /// The `#!` line of the file behind `fd` as the kernel reads it (the
+    /// interpreter, and the rest of the line as one argument), or nil when the
+    /// file does not start with one (a compiled program).
+    static func interpreter(of fd: Int32) -> [String]? {
+        let readable = Glibc.open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
+        guard readable >= 0 else { return nil }
+        defer { close(readable) }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = buffer.withUnsafeMutableBytes { read(readable, $0.baseAddress, $0.count) }
+        guard count > 2, buffer[0] == UInt8(ascii: "#"), buffer[1] == UInt8(ascii: "!") else { return nil }
+        let line = buffer[2..<count].prefix { $0 != UInt8(ascii: "\n") }
+        let isBlank = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
+        let trimmed = line.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
+        guard !trimmed.isEmpty else { return nil }
+        let program = trimmed.prefix { !isBlank($0) }
+        let rest = trimmed.dropFirst(program.count).drop(while: isBlank)
+        return [String(decoding: program, as: UTF8.self)] + (rest.isEmpty ? [] : [String(decoding: rest, as: UTF8.self)])
+    }
+
+    private static func unsafeFile(_ info: stat, shown: String, uid: uid_t, target: String) -> String? {
         let mode = info.st_mode
-        if mode & S_IFMT != S_IFREG {
-            return .failure(Refused(path: path, reason: "not a regular file\(shown)"))
-        }
+        if mode & S_IFMT != S_IFREG { return "not a regular file\(shown)" }
         if info.st_uid != uid, info.st_uid != 0 {
-            return .failure(Refused(path: path, reason: "owned by uid \(info.st_uid)\(shown), not by the daemon's user (uid \(uid)) or root"))
+            return "owned by uid \(info.st_uid)\(shown), not by the daemon's user (uid \(uid)) or root"
         }
         if mode & (S_IWGRP | S_IWOTH) != 0 {
             let who = mode & S_IWOTH != 0 ? "others" : "its group"
-            return .failure(Refused(path: path, reason: "writable by \(who)\(shown) (mode \(String(mode & 0o7777, radix: 8)))"))
+            return "writable by \(who)\(shown) (mode \(String(mode & 0o7777, radix: 8)))"
         }
-        if mode & (S_ISUID | S_ISGID) != 0 {
-            return .failure(Refused(path: path, reason: "setuid or setgid\(shown)"))
-        }
-        if mode & (S_IXUSR | S_IXGRP | S_IXOTH) == 0 || access(target, X_OK) != 0 {
-            return .failure(Refused(path: path, reason: "not executable\(shown)"))
-        }
-        return .success(target)
+        if mode & (S_ISUID | S_ISGID) != 0 { return "setuid or setgid\(shown)" }
+        if mode & (S_IXUSR | S_IXGRP | S_IXOTH) == 0 || access(target, X_OK) != 0 { return "not executable\(shown)" }
+        return nil
     }
+
+    /// Why `folder` or a folder above it (up to `/`, or up to `home`) lets
+    /// someone else replace what it holds; nil when none does.
+    static func unsafeFolder(_ folder: String, uid: uid_t, home: String?) -> String? {
+        guard let resolved = realpath(folder, nil) else {
+            return "cannot resolve its folder \(folder): \(String(cString: strerror(errno)))"
+        }
+        var current = String(cString: resolved)
+        free(resolved)
+        while true {
+            var info = stat()
+            guard stat(current, &info) == 0 else {
+                return "cannot stat the folder \(current): \(String(cString: strerror(errno)))"
+            }
+            if info.st_uid != uid, info.st_uid != 0 {
+                return "the folder \(current) is owned by uid \(info.st_uid), not by the daemon's user (uid \(uid)) or root"
+            }
+            let mode = info.st_mode
+            if mode & (S_IWGRP | S_IWOTH) != 0, mode & S_ISVTX == 0 {
+                let who = mode & S_IWOTH != 0 ? "others" : "its group"
+                return "the folder \(current) is writable by \(who) (mode \(String(mode & 0o7777, radix: 8)))"
+            }
+            if current == "/" || current == home { return nil }
+            current = parent(of: current)
+        }
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func homeFolder() -> String? {
+        guard let home = getenv("HOME"), let resolved = realpath(home, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+/// A hook file opened (`O_PATH`) and checked; what runs is this descriptor's
+/// file. Closed by whoever runs it (`close()`).
+struct OpenedHook {
+    let descriptor: Int32
+    /// The path it was opened at, symbolic links resolved (for log lines and argv[0]).
+    let target: String
+    let device: dev_t
+    let inode: ino_t
+    /// A script's `#!` line; nil for a compiled program.
+    let interpreter: [String]?
+
+    func close() { _ = Glibc.close(descriptor) }
 }

@@ -1,7 +1,7 @@
 import Glibc
 import LifelineCore
 
-/// One run of a hook: started with `posix_spawn` (argv, never a shell) in a
+/// One run of a hook: started with `Spawn` from the descriptor that was checked (argv, never a shell) in a
 /// process group of its own, the event on its standard input, its standard
 /// output and error in one pipe that the daemon reads. `wait` blocks, so it runs
 /// on a thread of its own (`HookLanes`).
@@ -9,8 +9,8 @@ final class HookProcess: @unchecked Sendable {
     // @unchecked: used by one thread at a time (started by the dispatcher, then
     // handed to the hook's lane).
     let pid: pid_t
-    /// The hook as its folder lists it, for log lines (`executable` is what runs:
-    /// the same file, symbolic links resolved).
+    /// The hook as its folder lists it, for log lines (what runs is the file
+    /// opened and checked, symbolic links resolved).
     let path: String
     private var output: Int32
 
@@ -31,8 +31,26 @@ final class HookProcess: @unchecked Sendable {
         case stopped(killed: Bool)
     }
 
-    init(path: String, executable: String, arguments: [String], environment: [String], input: [UInt8]) throws(StartFailed) {
+    /// A script's checked descriptor, which its interpreter reads through
+    /// `/proc/<daemon>/fd/N`; held until the hook ends. -1 for a compiled program.
+    private let script: Int32
+
+    /// The link that names a script for its interpreter, removed when the hook ends.
+    private let scriptLink: String?
+
+    /// Starts `hook`; its descriptor is the process's from here on.
+    /// `linkFolder`: a folder only the daemon's user can write, where a script
+    /// gets a link under its own name to the daemon's descriptor, so that its
+    /// `$0` still ends in the hook's name.
+    init(path: String, hook: OpenedHook, arguments: [String], environment: [String], input: [UInt8],
+         linkFolder: String? = nil) throws(StartFailed) {
         self.path = path
+        script = hook.interpreter == nil ? -1 : hook.descriptor
+        let descriptorPath = "/proc/\(getpid())/fd/\(hook.descriptor)"
+        scriptLink = hook.interpreter == nil ? nil : linkFolder.flatMap { Self.link(descriptorPath, in: $0, named: path) }
+        var running = false
+        // A program's descriptor is done with once it runs; a script's, once it ends.
+        defer { if hook.interpreter == nil || !running { hook.close() } }
         func failure(_ what: String, _ code: Int32) -> StartFailed {
             StartFailed(path: path, reason: "\(what): \(String(cString: strerror(code)))")
         }
@@ -49,37 +67,55 @@ final class HookProcess: @unchecked Sendable {
         _ = input.withUnsafeBytes { write(stdinPipe[1], $0.baseAddress, $0.count) }
         close(stdinPipe[1])
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 2)
-        CleanSpawn.closeOtherDescriptors(&actions)
-
-        // A group of its own: the timeout stops the hook and whatever it started.
-        var attributes = CleanSpawn.attributes(newProcessGroup: true)
-        defer { posix_spawnattr_destroy(&attributes) }
-
-        let cArguments = ([executable] + arguments).map { strdup($0) } + [nil]
-        let cEnvironment = environment.map { strdup($0) } + [nil]
-        defer {
-            cArguments.forEach { free($0) }
-            cEnvironment.forEach { free($0) }
+        // The file that was checked runs, from its descriptor. A program runs
+        // by `execveat` on it. A script's interpreter reads it through the
+        // daemon's own descriptor, so the hook holds nothing of the daemon's
+        // above 2 (the kernel would leave it at /dev/fd/N in the hook).
+        var spawn: Spawn
+        if let interpreter = hook.interpreter {
+            spawn = Spawn(.path(interpreter[0]), arguments: interpreter + [scriptLink ?? descriptorPath] + arguments,
+                          environment: environment)
+        } else {
+            spawn = Spawn(.descriptor(hook.descriptor), arguments: [hook.target] + arguments, environment: environment)
         }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, cArguments, cEnvironment)
+        // A group of its own: the timeout stops the hook and whatever it started.
+        spawn.standardInput = stdinPipe[0]
+        spawn.standardOutput = outPipe[1]
+        spawn.standardError = outPipe[1]
+        spawn.newProcessGroup = true
+        let started = Result { () throws(Spawn.Failure) -> pid_t in try spawn.start() }
         close(stdinPipe[0])
         close(outPipe[1])
-        guard rc == 0 else {
+        switch started {
+        case .success(let pid):
+            self.pid = pid
+            output = outPipe[0]
+            running = true
+        case .failure(let failed):
             close(outPipe[0])
-            throw failure("posix_spawn", rc)
+            throw failure("cannot run \(hook.target)", failed.code)
         }
-        self.pid = pid
-        output = outPipe[0]
     }
 
-    deinit { if output >= 0 { close(output) } }
+    deinit {
+        if output >= 0 { close(output) }
+        if script >= 0 { close(script) }
+        if let scriptLink { unlink(scriptLink) }
+    }
+
+    /// `folder/NAME` (NAME: the hook's file name) as a symbolic link to
+    /// `target`, replacing one left by an earlier run; nil when it cannot be made.
+    private static func link(_ target: String, in folder: String, named hookPath: String) -> String? {
+        let name = hookPath.split(separator: "/").last.map(String.init) ?? "hook"
+        let link = folder + "/" + name, fresh = link + ".new"
+        unlink(fresh)
+        guard symlink(target, fresh) == 0 else { return nil }
+        guard rename(fresh, link) == 0 else {
+            unlink(fresh)
+            return nil
+        }
+        return link
+    }
 
     /// A pipe whose ends no other child inherits (`pipe2` is not visible from
     /// Swift here; the moment between the two calls is the only gap).
@@ -105,6 +141,19 @@ final class HookProcess: @unchecked Sendable {
         var idle = Duration.milliseconds(1)
         while true {
             if status == nil { status = reap() }
+            if status != nil, let sent = termSent, !killed, groupAlive() {
+                // The leader is gone but what it started may ignore SIGTERM: the
+                // group still gets its SIGKILL when the grace is over.
+                if clock.now - sent >= killAfter {
+                    kill(-pid, SIGKILL)
+                    killed = true
+                } else if output >= 0 {
+                    _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 50)
+                } else {
+                    usleep(10_000)
+                }
+                continue
+            }
             if let status {
                 // Take what is already in the pipe; a child the hook left behind may
                 // hold it open, and is not waited for.
@@ -154,6 +203,10 @@ final class HookProcess: @unchecked Sendable {
         }
         return false
     }
+
+    /// Whether any process of the hook's group is left. The group's number
+    /// stays taken while it has a member, so it names no one else's.
+    private func groupAlive() -> Bool { kill(-pid, 0) == 0 }
 
     private func reap() -> Int32? {
         var raw: Int32 = 0

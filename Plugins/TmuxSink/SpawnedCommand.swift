@@ -89,26 +89,18 @@ enum SpawnedCommand {
     }
 
     private static func spawn(_ program: String, _ arguments: [String], output: Int32, errors: Int32) -> Spawned {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output, 1)
-        posix_spawn_file_actions_adddup2(&actions, errors, 2)
-        CleanSpawn.closeOtherDescriptors(&actions)
-        var attributes = CleanSpawn.attributes()
-        defer { posix_spawnattr_destroy(&attributes) }
-
-        let cArguments = ([program] + arguments).map { strdup($0) } + [nil]
-        let cEnvironment = environment().map { strdup($0) } + [nil]
-        defer {
-            cArguments.forEach { free($0) }
-            cEnvironment.forEach { free($0) }
-        }
-        var pid: pid_t = 0
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if null >= 0 { close(null) } }
         // Searches PATH for a bare name, as a shell would.
-        let rc = posix_spawnp(&pid, program, &actions, &attributes, cArguments, cEnvironment)
-        return rc == 0 ? .success(pid) : .failure(rc)
+        var spawn = Spawn(.searched(program), arguments: [program] + arguments, environment: environment())
+        spawn.standardInput = null
+        spawn.standardOutput = output
+        spawn.standardError = errors
+        do throws(Spawn.Failure) {
+            return .success(try spawn.start())
+        } catch {
+            return .failure(error.code)
+        }
     }
 
     /// The daemon's environment without `TMUX` and `TMUX_PANE`.

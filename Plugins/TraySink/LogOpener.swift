@@ -12,20 +12,14 @@ enum LogOpener {
 
     /// Starts the opener; throws when it cannot start (not installed).
     static func open(_ path: String, opener: String = "xdg-open") throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd in Int32(0)...2 {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
+        let input = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC), output = Glibc.open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { for fd in [input, output] where fd >= 0 { close(fd) } }
+        var spawn = Spawn(.searched(opener), arguments: [opener, path])
+        (spawn.standardInput, spawn.standardOutput, spawn.standardError) = (input, output, output)
         // A group of its own: a signal meant for the daemon's group is not its.
-        var attributes = CleanSpawn.attributes(newProcessGroup: true)
-        defer { posix_spawnattr_destroy(&attributes) }
-        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(opener), strdup(path), nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, opener, &actions, &attributes, arguments, environ)
-        guard rc == 0 else { throw Failure(description: "\(opener): \(String(cString: strerror(rc)))") }
+        spawn.newProcessGroup = true
+        let pid: pid_t
+        do throws(Spawn.Failure) { pid = try spawn.start() } catch { throw Failure(description: "\(opener): \(String(cString: strerror(error.code)))") }
         Task { await reap(pid) }
     }
 

@@ -146,32 +146,17 @@ package enum ChildProcess {
     private static func spawn(
         _ executable: String, _ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32
     ) throws(Failure) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        CleanSpawn.closeOtherDescriptors(&actions)
-
-        var attributes = CleanSpawn.attributes()
-        defer { posix_spawnattr_destroy(&attributes) }
-
         // A crashing child should die at once: the Swift runtime would otherwise
         // spend seconds printing a backtrace nobody reads.
         var environment = currentEnvironment().filter { !$0.hasPrefix("SWIFT_BACKTRACE=") }
         environment.append("SWIFT_BACKTRACE=enable=no")
-
-        let argv = (["lifeline"] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            for p in argv { free(p) }
-            for p in envp { free(p) }
+        var spawn = Spawn(.path(executable), arguments: ["lifeline"] + arguments, environment: environment)
+        (spawn.standardInput, spawn.standardOutput, spawn.standardError) = (stdin, stdout, stderr)
+        do {
+            return try spawn.start()
+        } catch {
+            throw Failure(description: "\(error)")
         }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard rc == 0 else { throw Failure(description: "cannot run \(executable): \(String(cString: strerror(rc)))") }
-        return pid
     }
 
     private static func currentEnvironment() -> [String] {

@@ -48,6 +48,12 @@ public final class Bus: BusControl, Sendable {
         /// its verdict is dropped when the path changes and awaited after.
         var remeasures: [Bool] = []
         var freeSlots: [Int] = []
+        /// Per slot: the token of the handle that owns it, 0 when free. A monitor
+        /// that did not stop when its slot was released (stuck in a C call, or
+        /// mid-batch on a thread of its own) may still publish through its old
+        /// handle; the token tells its words from those of the slot's next owner.
+        var owners: [UInt64] = []
+        var lastToken: UInt64 = 0
         var path = LinkPath()
         var pathListeners: [UInt64: AsyncStream<LinkPath>.Continuation] = [:]
         var stamp: UInt64 = 0
@@ -118,24 +124,31 @@ public final class Bus: BusControl, Sendable {
     /// `remeasuresReachability`: the monitor judges reachability and answers check
     /// requests (the probe), so its verdict is tied to the path it was measured on.
     public func makeMonitorHandle(name: String, remeasuresReachability: Bool = false) -> MonitorHandle {
-        let slot = state.withLock { s -> Int in
+        let (slot, token) = state.withLock { s -> (Int, UInt64) in
             let slot: Int
             if let free = s.freeSlots.popLast() {
                 slot = free
             } else {
                 s.inputs.append(contentsOf: [nil, nil])
                 s.remeasures.append(false)
+                s.owners.append(0)
                 slot = s.remeasures.count - 1
             }
+            s.lastToken += 1
+            s.owners[slot] = s.lastToken
             s.remeasures[slot] = remeasuresReachability
-            return slot
+            return (slot, s.lastToken)
         }
-        return MonitorHandle(bus: self, slot: slot, name: name)
+        return MonitorHandle(bus: self, slot: slot, token: token, name: name)
     }
 
-    /// Forgets what a monitor that stopped for good (config reload) said.
+    /// Forgets what a monitor that stopped for good (config reload) said. From
+    /// now on the handle speaks for nothing: whatever it still publishes is
+    /// dropped, even after its slot went to another monitor.
     public func release(_ handle: MonitorHandle) {
-        let (listeners, path) = state.withLock { s in
+        let released = state.withLock { s -> (listeners: [AsyncStream<LinkPath>.Continuation], path: LinkPath)? in
+            guard s.owners[handle.slot] == handle.token else { return nil }
+            s.owners[handle.slot] = 0
             s.inputs[handle.slot * 2] = nil
             s.inputs[handle.slot * 2 + 1] = nil
             s.remeasures[handle.slot] = false
@@ -146,6 +159,7 @@ public final class Bus: BusControl, Sendable {
             decideAndApply(&s)
             return (listeners, s.path)
         }
+        guard let (listeners, path) = released else { return }
         for l in listeners { l.yield(path) }
     }
 
@@ -155,10 +169,14 @@ public final class Bus: BusControl, Sendable {
     /// `measuredOn`: the path a reachability observation was measured on. One
     /// measured on a path that has changed since is dropped: it speaks for a
     /// route that is gone.
-    func publish(_ observation: Observation, slot: Int, measuredOn: LinkPath? = nil) {
+    func publish(_ observation: Observation, slot: Int, token: UInt64, measuredOn: LinkPath? = nil) {
         // What to tell outside the lock: check waiters, and the path's listeners
         // when the path changed. Empty on the hot path, so nothing is copied.
         let (waiters, newPath) = state.withLock { s -> ([CheckedContinuation<Void, Never>], (LinkPath, [AsyncStream<LinkPath>.Continuation])?) in
+            guard s.owners[slot] == token else {
+                logger.debug("dropped an observation from a released monitor: \(observation.reason)")
+                return ([], nil)
+            }
             if let measuredOn, measuredOn.generation != s.path.generation {
                 logger.debug("dropped a verdict measured on an earlier path: \(observation.reason)")
                 return ([], nil)
@@ -499,8 +517,9 @@ extension Bus {
     // MARK: Alert hold
 
     /// Changes what `slot`'s monitor holds alerts for.
-    func changeHold(slot: Int, _ change: (inout AlertHold, Moment) -> Void) {
+    func changeHold(slot: Int, token: UInt64, _ change: (inout AlertHold, Moment) -> Void) {
         state.withLock { s in
+            guard s.owners[slot] == token else { return }
             var hold = s.holds[slot] ?? AlertHold()
             change(&hold, time.now())
             s.holds[slot] = hold
@@ -553,16 +572,18 @@ extension Bus {
 public struct MonitorHandle: Sendable {
     let bus: Bus
     let slot: Int
+    /// Which ownership of the slot this handle stands for (see `Bus.release`).
+    let token: UInt64
     public let name: String
 
     public func publish(_ observation: Observation) {
-        bus.publish(observation, slot: slot)
+        bus.publish(observation, slot: slot, token: token)
     }
 
     /// Publishes a reachability verdict measured on `path`; dropped if the path
     /// has changed since (the route went away or moved to another interface).
     public func publish(_ observation: Observation, measuredOn path: LinkPath) {
-        bus.publish(observation, slot: slot, measuredOn: path)
+        bus.publish(observation, slot: slot, token: token, measuredOn: path)
     }
 
     /// The path now: which interface carries the default route, if any.
@@ -586,21 +607,21 @@ public struct MonitorHandle: Sendable {
     /// The machine is about to sleep: alerts wait until it has resumed and
     /// its grace has passed. The state is still decided and published.
     public func holdAlertsForSleep() {
-        bus.changeHold(slot: slot) { hold, _ in hold.sleep() }
+        bus.changeHold(slot: slot, token: token) { hold, _ in hold.sleep() }
     }
 
     /// The machine woke up: alerts wait `grace` more, then show only what still holds.
     public func resumed(grace: Duration) {
-        bus.changeHold(slot: slot) { hold, now in hold.resume(at: now, grace: grace) }
+        bus.changeHold(slot: slot, token: token) { hold, now in hold.resume(at: now, grace: grace) }
     }
 
     /// Whether the login session is in front; alerts wait while it is not.
     public func sessionIsActive(_ active: Bool) {
-        bus.changeHold(slot: slot) { hold, _ in hold.sessionInactive = !active }
+        bus.changeHold(slot: slot, token: token) { hold, _ in hold.sessionInactive = !active }
     }
 
     /// Nothing is known of sleep or the session (the monitor starts, or lost logind).
     public func clearAlertHold() {
-        bus.changeHold(slot: slot) { hold, _ in hold = AlertHold() }
+        bus.changeHold(slot: slot, token: token) { hold, _ in hold = AlertHold() }
     }
 }

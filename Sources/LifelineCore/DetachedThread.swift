@@ -21,6 +21,19 @@ public enum DetachedThread {
         return true
     }
 
+    /// Runs `body` on a thread of its own and waits for it without holding a
+    /// thread of the pool (a config reload: a parser child and its reaping).
+    /// Where no thread can start, runs it here rather than not at all.
+    public static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+            let started = start {
+                continuation.resume(returning: Result { () throws(E) -> T in try body() })
+            }
+            if !started { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+
     private final class Body {
         let run: @Sendable () -> Void
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }

@@ -53,7 +53,7 @@ final class PluginHost: Service {
                 await plugins.reconcile(with: builtIn + initial.monitors + initial.sinks)
                 for await _ in hangups {
                     do {
-                        let config = try reload()
+                        let config = try await Self.load(reload)
                         logger.info("SIGHUP: reloaded \(config.source)")
                         bus.debounce = config.debounce
                         await plugins.reconcile(with: builtIn + config.monitors + config.sinks)
@@ -68,6 +68,14 @@ final class PluginHost: Service {
             top.cancelAll()
         }
         if let error = fatal.value.withLock({ $0 }) { throw error }
+    }
+
+    /// Reads the config again on a thread of its own: the parse runs in a child
+    /// process that may take seconds (a crashing parser is bisected with more
+    /// children), and the pool's few threads run the debounce timer and every
+    /// sink meanwhile.
+    static func load(_ reload: @escaping @Sendable () throws(ConfigError) -> DaemonConfig) async throws(ConfigError) -> DaemonConfig {
+        try await DetachedThread.run(reload)
     }
 }
 
@@ -142,7 +150,8 @@ private final class RunningPlugins {
         }
         for p in plugins {
             if !(await wait(for: p.task, upTo: drainLimit)) {
-                logger.warning("\(p.plugin.name) did not stop within \(DurationText.format(drainLimit))")
+                // Its slot is released all the same: whatever it still says is dropped.
+                logger.warning("\(p.plugin.name) did not stop within \(DurationText.format(drainLimit)); it is no longer heard")
                 p.task.cancel()
             }
             if let handle = p.handle { bus.release(handle) }

@@ -19,10 +19,14 @@ struct RunCommand: AsyncParsableCommand {
             and error, and exits with its status. When CMD fails and the connection was lost \
             while it ran, it waits for online and runs CMD again, up to --retries times. While \
             it waits, the outage toast counts it and offers Retry (run now) and Cancel.
-            Exit: CMD's status; 1 when --timeout passes while waiting for the network; 130 when \
-            cancelled (Ctrl-C, SIGTERM, the toast's Cancel, CancelJobs() on D-Bus). A cancel \
-            while CMD runs passes SIGTERM on to it and waits for it to end (Ctrl-C reaches it \
-            from the terminal directly). CMD runs without a shell, in lifeline's process group.
+            Exit: CMD's status (128+N when it died of signal N); 1 when --timeout passes while \
+            waiting for the network; 130 when cancelled before CMD ran (Ctrl-C, SIGTERM, the \
+            toast's Cancel, CancelJobs() on D-Bus). While CMD runs, SIGINT, SIGTERM and SIGHUP \
+            sent to lifeline are passed on to it (Ctrl-C reaches it from the terminal directly), \
+            Cancel sends it SIGTERM, and lifeline waits for it and exits with its status; a \
+            command stopped that way, or one that died of SIGINT, is not run again. Signals \
+            ignored when lifeline starts (nohup) stay ignored in CMD. A restarted daemon is not \
+            an outage. CMD runs without a shell, in lifeline's process group.
             Without a daemon it looks once itself, runs CMD once if online, and never retries.
             """
     )
@@ -95,9 +99,8 @@ struct JobRun {
                 }
             }
             job.set(.running)
-            let (status, lost) = try runOnce(events, job: job)
-            guard let status else { return Self.cancelled }
-            if status == 0 || !lost || attempt >= retries { return status }
+            let (status, lost, stopped) = try runOnce(events, job: job)
+            if status == 0 || stopped || !lost || attempt >= retries { return status }
             attempt += 1
             printError("\(argv[0]) failed (exit \(status)) while the connection was lost; running it again once online (\(attempt) of \(retries))")
         }
@@ -139,49 +142,54 @@ struct JobRun {
         return .go
     }
 
-    /// Runs the command once. Its status (nil when cancelled) and whether the
-    /// connection was lost while it ran: a published state other than online
-    /// came, or the daemon's state is not online when it ends.
-    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (status: Int32?, lost: Bool) {
+    /// Runs the command once. Its status, whether the connection was lost
+    /// while it ran (a state other than online was published, or is the
+    /// daemon's state when it ends; a restarted daemon's `unknown` is not an
+    /// outage), and whether it was stopped on purpose (a signal sent to
+    /// `lifeline`, Ctrl-C that ended it, Cancel), which is never retried.
+    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (status: Int32, lost: Bool, stopped: Bool) {
         let child = try ChildCommand.start(argv)
         var lost = false
-        var cancelled = false
+        var stopped = false
         while true {
             if let status = child.exitStatus() {
-                lost = lost || events.current.state != .online
-                return (cancelled ? nil : status, lost)
+                lost = lost || Self.isOutage(events.current.state)
+                return (status, lost, stopped || ChildCommand.diedOfInterrupt(status))
             }
             switch events.next(until: nil) {
             case .state(let e):
-                if e.state != .online { lost = true }
+                if Self.isOutage(e.state) { lost = true }
             case .jobs(let request):
-                guard let id = job.id, request.ids.contains(id), request.action == .cancel, !cancelled else { continue }
-                cancelled = true
+                guard let id = job.id, request.ids.contains(id), request.action == .cancel, !stopped else { continue }
+                stopped = true
                 child.send(SIGTERM)
             case .signal(SIGCHLD):
                 continue
-            case .signal(SIGINT):
-                // The terminal sent it to the command too.
-                cancelled = true
-            case .signal(let other):
-                cancelled = true
-                child.send(other)
+            case .signal(let raw):
+                // From the terminal it reached the command already; from kill(1)
+                // it is passed on. Either way the command decides what it means.
+                if raw & SignalPipe.sentByProcess != 0 { stopped = true }
+                child.pass(raw)
             case .daemonGone:
                 job.forget()
             case .daemonBack(let e):
-                if e.state != .online { lost = true }
+                if Self.isOutage(e.state) { lost = true }
                 job.add()
                 job.set(.running)
             case .timedOut:
                 continue
             case .busLost:
                 // Nothing more to learn from the daemon: wait for the command alone.
-                var status: Int32 = 0
-                while waitpid(child.pid, &status, 0) < 0, errno == EINTR {}
-                let signal = status & 0x7F
-                return (cancelled ? nil : (signal == 0 ? (status >> 8) & 0xFF : 128 + signal), false)
+                let status = child.waitPassingSignals()
+                return (status, false, stopped || ChildCommand.diedOfInterrupt(status))
             }
         }
+    }
+
+    /// A state that says the connection was lost. `unknown` is not one: it is
+    /// what a daemon that just started says before it has looked.
+    static func isOutage(_ state: ConnectivityState) -> Bool {
+        state != .online && state != .unknown
     }
 
     private func runWithoutDaemon(_ why: String) async throws -> Int32 {
@@ -191,13 +199,7 @@ struct JobRun {
             return 1
         }
         printError("no daemon runs (\(why)): online after one look; running once, no retries")
-        let child = try ChildCommand.start(argv)
-        while true {
-            if let status = child.exitStatus() { return status }
-            var p = pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, 1, -1)
-            for signal in SignalPipe.drain() where signal == SIGTERM { child.send(SIGTERM) }
-        }
+        return try ChildCommand.start(argv).waitPassingSignals()
     }
 }
 

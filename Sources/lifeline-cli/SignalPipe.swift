@@ -1,18 +1,30 @@
 import Glibc
+import LifelineCore
 
-/// SIGINT, SIGTERM and SIGCHLD turned into bytes on a pipe that a `poll` loop
-/// waits on beside the D-Bus socket (the self-pipe trick). A handler rather
-/// than a blocked mask and signalfd: the Swift runtime runs threads of its own,
-/// and a signal blocked on one thread would still kill the process on another.
-/// Handlers do not survive exec, so a command started later gets the
-/// dispositions the user gave `lifeline`.
+/// SIGINT, SIGTERM, SIGHUP and SIGCHLD turned into bytes on a pipe that a
+/// `poll` loop waits on beside the D-Bus socket (the self-pipe trick). A
+/// handler rather than a blocked mask and signalfd: the Swift runtime runs
+/// threads of its own, and a signal blocked on one thread would still kill the
+/// process on another.
+///
+/// A signal that was ignored when `lifeline` started (`nohup`, a shell's
+/// background job) stays ignored, here and in the command it runs
+/// (`ignoredAtStart`), as a shell would do.
 enum SignalPipe {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     nonisolated(unsafe) private(set) static var readEnd: Int32 = -1
+    /// The signals ignored when the process started, before any handler.
+    nonisolated(unsafe) private(set) static var ignoredAtStart = sigset_t()
+
+    /// Added to a signal's number when a process sent it (`kill`), rather than
+    /// the terminal (Ctrl-C, a hang-up), which sends it to the command's whole
+    /// process group, the command included.
+    static let sentByProcess: Int32 = 0x80
 
     /// Installs the handlers once; the read end is non-blocking.
     static func install() {
         guard readEnd < 0 else { return }
+        ignoredAtStart = Spawn.ignoredSignals()
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { return }
         for fd in fds {
@@ -21,21 +33,24 @@ enum SignalPipe {
         }
         readEnd = fds[0]
         writeEnd = fds[1]
-        for signal in [SIGINT, SIGTERM, SIGCHLD] {
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGCHLD] where sigismember(&ignoredAtStart, signal) != 1 {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { number in
+            action.__sigaction_handler.sa_sigaction = { number, info, _ in
                 let saved = errno
-                var byte = UInt8(truncatingIfNeeded: number)
+                // si_code > 0: from the kernel (the terminal, a child's end); else from kill().
+                let byProcess = (info?.pointee.si_code ?? 0) <= 0 && number != SIGCHLD
+                var byte = UInt8(truncatingIfNeeded: number | (byProcess ? SignalPipe.sentByProcess : 0))
                 _ = write(SignalPipe.writeEnd, &byte, 1)
                 errno = saved
             }
-            action.sa_flags = SA_RESTART
+            action.sa_flags = SA_SIGINFO | SA_RESTART
             sigemptyset(&action.sa_mask)
             sigaction(signal, &action, nil)
         }
     }
 
-    /// The signals that arrived since the last call, oldest first.
+    /// The signals that arrived since the last call, oldest first (with
+    /// `sentByProcess` added when a process sent them).
     static func drain() -> [Int32] {
         var out: [Int32] = []
         var buffer = [UInt8](repeating: 0, count: 64)

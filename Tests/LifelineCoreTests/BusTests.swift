@@ -36,6 +36,34 @@ import Testing
         #expect(sink.transitions.map(\.sequence) == [1, 2, 3])
     }
 
+    /// A monitor that did not stop when its slot was released (a reload gave up
+    /// waiting) publishes late; what it says must not count.
+    @Test func aReleasedMonitorNoLongerSpeaks() {
+        let bus = Bus(clock: ContinuousClock(), debounce: .init(down: .zero, up: .zero))
+        let old = bus.makeMonitorHandle(name: "netlink#0"), new = bus.makeMonitorHandle(name: "netlink#1")
+        bus.release(old)
+        old.publish(Observation(role: .link, state: .online, interface: "wlan0"))
+        new.publish(Observation(role: .link, state: .offline, interface: ""))
+        #expect(bus.current.state == .offline)
+        #expect(bus.path.interface == nil)
+    }
+
+    /// A released slot goes to the next monitor; the ghost of its previous
+    /// owner still cannot write into it, nor hold alerts through it.
+    @Test func aReusedSlotTakesNothingFromItsPreviousOwner() {
+        let bus = Bus(clock: ContinuousClock(), debounce: .init(down: .zero, up: .zero))
+        let ghost = bus.makeMonitorHandle(name: "networkmanager#0")
+        bus.release(ghost)
+        let heir = bus.makeMonitorHandle(name: "networkmanager#1")
+        heir.publish(Observation(role: .link, state: .offline, interface: ""))
+        ghost.publish(Observation(role: .link, state: .online, interface: "wlan0"))
+        ghost.publish(Observation(role: .reachability, state: .online, interface: "wlan0"))
+        #expect(bus.current.state == .offline)
+        bus.release(ghost)  // a second release of the ghost leaves the heir alone
+        heir.publish(Observation(role: .link, state: .online, interface: "eth0"))
+        #expect(bus.path.interface == "eth0")
+    }
+
     @Test func aNewSinkStartsFromTheCurrentState() async {
         let bus = Bus(clock: TestClock())
         let first = await bus.attachSink(policy: .latest).next()

@@ -196,4 +196,98 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/open-ran"))
         try await sink.stop()
     }
+
+    /// Whoever can write to the hooks folder could put any program there:
+    /// such a folder is refused, and the log names it.
+    @Test func aHooksFolderWritableByOthersIsRefusedAndNamed() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try hook("10-ran", "touch \(dir)/ran")
+        chmod(hooks, 0o777)
+        let sink = try start()
+        sink.post(transition(.offline, 1))
+        #expect(await eventually { logged("hook \(hooks)/10-ran refused: the folder \(hooks) is writable by others (mode 777)") })
+        try await sink.stop()
+        #expect(!FileManager.default.fileExists(atPath: dir + "/ran"))
+    }
+
+    /// A hook sees nothing of the daemon's: no descriptor above 2, in the
+    /// script (its interpreter reads it through the daemon's descriptor) nor in
+    /// what it runs.
+    @Test func aHookSeesNoDescriptorAboveTwo() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // A descriptor the daemon holds without close-on-exec, as one inherited
+        // from whatever started it would be.
+        let leaked = open("/dev/null", O_RDONLY)
+        defer { close(leaked) }
+        try #require(leaked > 2)
+        try hook("10-fds", "ls /proc/$$/fd > \(dir)/script-fds; ls /proc/self/fd > \(dir)/child-fds")
+        let sink = try start()
+        sink.post(transition(.offline, 1))
+        #expect(await eventually { !lines("child-fds").isEmpty })
+        try await sink.stop()
+        // The script's shell may keep its own copy of the script open, close-on-exec,
+        // at a number of its choosing (dash: 10); nothing else.
+        let script = lines("script-fds").compactMap { Int32($0) }.filter { $0 > 2 }
+        #expect(script.allSatisfy { $0 >= 10 }, "the hook's shell holds \(lines("script-fds"))")
+        // `ls` itself holds one, for the folder it lists.
+        #expect(lines("child-fds").compactMap { Int32($0) }.filter { $0 > 2 }.count <= 1, "\(lines("child-fds"))")
+    }
+
+    /// The file that was checked is the file that runs: one swapped in after
+    /// the check (a rename over it) is not run.
+    @Test func aHookSwappedAfterItsCheckIsNotRun() throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try hook("10-swap", "echo checked; stat -L -c %i \"$0\"")
+        let path = hooks + "/10-swap"
+        guard case .success(let opened) = HookCheck.open(path) else {
+            Issue.record("the hook was refused")
+            return
+        }
+        // Swapped between the check and the run.
+        let other = hooks + "/.other"
+        try ("#!/bin/sh\necho swapped\n").write(toFile: other, atomically: false, encoding: .utf8)
+        chmod(other, 0o700)
+        #expect(rename(other, path) == 0)
+        var swapped = stat()
+        stat(path, &swapped)
+        #expect(swapped.st_ino != opened.inode)
+
+        // The script reports the inode of the file its interpreter reads.
+        let process = try HookProcess(path: path, hook: opened, arguments: ["offline", "wlan0"], environment: ["PATH=/usr/bin:/bin"], input: [])
+        var output: [String] = []
+        let (outcome, _) = process.wait(timeout: .seconds(10), stopRequested: { false }) { output.append($0) }
+        #expect(outcome == .exited(0))
+        #expect(output == ["checked", "\(opened.inode)"], "ran \(output)")
+    }
+
+    /// A hook's child that ignores SIGTERM is killed with the rest of the
+    /// hook's group when the grace is over, even though the hook itself ended
+    /// at the SIGTERM: no process of the hook remains.
+    @Test func aTermIgnoringGrandchildIsGoneAfterTheGrace() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let marker = "hooktest-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try hook("10-leave", "(trap '' TERM; exec sleep 600) & echo $! > \(dir)/child; sleep 600")
+        setenv("HOOKTEST_MARK", marker, 1)
+        let sink = try start(timeout: .milliseconds(300))
+        unsetenv("HOOKTEST_MARK")
+        sink.post(transition(.offline, 1))
+        #expect(await eventually { Int32(lines("child").first ?? "") != nil })
+        // Within the grace (SIGTERM at 0.3 s, SIGKILL 2 s later) the child is still there; after it, nothing is.
+        try await Task.sleep(for: .seconds(1))
+        #expect(!Self.processes(carrying: marker).isEmpty, "the child should outlive the SIGTERM")
+        #expect(await eventually(timeout: .seconds(5)) { Self.processes(carrying: marker).isEmpty },
+                "left running: \(Self.processes(carrying: marker))")
+        #expect(await eventually { logged("hook \(hooks)/10-leave stopped after") && logged("with SIGKILL") })
+        for pid in Self.processes(carrying: marker) { kill(pid, SIGKILL) }
+        try await sink.stop()
+    }
+
+    /// Live processes whose environment holds `HOOKTEST_MARK=marker`.
+    static func processes(carrying marker: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard isAlive(pid), let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return data.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "HOOKTEST_MARK=\(marker)" }
+        }
+    }
 }

@@ -1,0 +1,168 @@
+import Foundation
+import LifelineTestKit
+import Testing
+
+/// `lifeline run` as a Unix tool: the signals the user gave it, the ones sent
+/// to it, its exit status, and what counts as an outage.
+@Suite struct RunSignalsTests {
+    typealias Lab = JobsTests.Lab
+
+    static func alive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].hasPrefix(" Z")
+    }
+
+    func pid(in file: String) -> Int32? {
+        (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// `nohup lifeline run -- CMD`: CMD ignores SIGHUP as it would under nohup alone.
+    @Test func aSignalIgnoredAtStartStaysIgnoredInTheCommand() async throws {
+        guard Harness.available(.tools(JobsTests.tools + ["nohup"])) else { return }
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        let r = try Harness.run(["nohup", Harness.binary, "run", "--", "sh", "-c", "grep ^SigIgn /proc/self/status"],
+                                environment: lab.daemon.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let ignored = r.stdout.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+            .flatMap { UInt64($0.dropFirst("SigIgn:\t".count), radix: 16) }
+        #expect(ignored.map { $0 & (1 << (UInt64(SIGHUP) - 1)) != 0 } == true, "SIGHUP not ignored: \(r.stdout)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
+    /// Like `timeout` or `nohup`, `run` hands its command the descriptors the
+    /// user opened for it, and none of its own.
+    @Test func theCommandGetsTheDescriptorsTheUserGaveRunAndNoneOfRuns() async throws {
+        guard Harness.available(.tools(JobsTests.tools)) else { return }
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        let input = lab.daemon.path("input.txt")
+        try "from fd 3\n".write(toFile: input, atomically: true, encoding: .utf8)
+        let before = lab.daemon.path("before.txt")
+        // What the shell holds just before it becomes `lifeline run` is what the command must hold.
+        let r = try Harness.run(["sh", "-c", "exec 3<'\(input)'; ls /proc/$$/fd > '\(before)'; exec '\(Harness.binary)' run -- sh -c 'cat <&3; ls /proc/$$/fd'"],
+                                environment: lab.daemon.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "from fd 3")
+        let given = try String(contentsOfFile: before, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(given.contains("3"))
+        // The shell's `ls` listed its own folder descriptor too; `sh -c` lists none of its own.
+        #expect(Set(lines.dropFirst()).isSubset(of: Set(given)), "run added descriptors: \(r.stdout) vs \(given)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
+    /// SIGINT sent to `run` reaches the command; the command handles it and
+    /// exits 0, and so does `run`.
+    @Test func aCommandThatHandlesSIGINTAndExitsZeroGivesZero() async throws {
+        guard Harness.available(.tools(JobsTests.tools)) else { return }
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        let ready = lab.daemon.path("ready")
+        let script = try lab.daemon.writeScript("handles-int.sh", """
+            #!/bin/sh
+            trap 'exit 0' INT
+            touch '\(ready)'
+            while :; do sleep 0.05; done
+            """)
+        let run = try lab.background(["run", "--", script], name: "run.txt")
+        defer { run.stop() }
+        await Harness.waitUntil("the command to start") { FileManager.default.fileExists(atPath: ready) }
+        #expect(run.process.signal(SIGINT))
+        #expect(await JobsTests.waitForExit(run, timeout: .seconds(5)) == 0, "\(run.output)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
+    /// SIGTERM and SIGHUP sent to `run` end the command, even once the session
+    /// bus is gone and `run` only waits for the command.
+    @Test func termAndHupSentToRunReachTheCommandAfterTheBusIsLost() async throws {
+        guard Harness.available(.tools(JobsTests.tools)) else { return }
+        for signal in [SIGTERM, SIGHUP] {
+            let lab = try Lab()
+            try await lab.start("online", reason: "up")
+            let pidFile = lab.daemon.path("pid")
+            let run = try lab.background(["run", "--", "sh", "-c", "echo $$ > '\(pidFile)'; exec sleep 60"], name: "run.txt")
+            defer { run.stop() }
+            await Harness.waitUntil("the command to start") { pid(in: pidFile) != nil }
+            let child = try #require(pid(in: pidFile))
+            lab.bus.kill()
+            // `run` sees the bus go, then waits for the command alone.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(run.process.signal(signal))
+            #expect(await JobsTests.waitForExit(run, timeout: .seconds(5)) == 128 + signal, "\(run.output)")
+            #expect(!Self.alive(child), "the command outlived signal \(signal) to run")
+            kill(child, SIGKILL)
+            await lab.daemon.stop(signal: SIGKILL)
+        }
+    }
+
+    /// A restarted daemon says `unknown` until it has looked: not an outage, so
+    /// a command that failed for its own reasons meanwhile is not run again.
+    @Test func aDaemonRestartedWhileAFailingCommandRunsCausesNoRerun() async throws {
+        guard Harness.available(.tools(JobsTests.tools)) else { return }
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        let runs = lab.daemon.path("runs.txt")
+        let go = lab.daemon.path("go")
+        let script = try lab.daemon.writeScript("fails.sh", """
+            #!/bin/sh
+            echo run >> '\(runs)'
+            while [ ! -e '\(go)' ]; do sleep 0.01; done
+            exit 1
+            """)
+        let run = try lab.background(["run", "--retries", "3", "--", script], name: "run.txt")
+        defer { run.stop() }
+        func count() -> Int { ((try? String(contentsOfFile: runs, encoding: .utf8)) ?? "").split(separator: "\n").count }
+        await Harness.waitUntil("the first run") { count() == 1 }
+        #expect(await lab.daemon.stop() == 0)
+        try? FileManager.default.removeItem(atPath: lab.daemon.stateFilePath)
+        try lab.daemon.start()
+        await Harness.waitUntil("the daemon back, online") { lab.stateFile.contains(#""state":"online""#) }
+        try await Task.sleep(for: .milliseconds(500))  // `run` hears it come back
+        FileManager.default.createFile(atPath: go, contents: nil)
+        #expect(await JobsTests.waitForExit(run) == 1, "\(run.output)")
+        #expect(count() == 1, "ran again after a daemon restart: \(run.output)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+}
+
+/// The daemon's children go with it, however it ends.
+@Suite struct ChildrenLeaveWithTheDaemonTests {
+    /// SIGKILL to the daemon: its exec monitor's program is gone within a second.
+    @Test func theExecMonitorsProgramDiesWithAKilledDaemon() async throws {
+        guard Harness.available(.tools(["tail"])) else { return }
+        let daemon = try DaemonFixture()
+        let network = ScriptedNetwork(fixture: daemon)
+        try daemon.writeConfig(network.config(debounceMs: 0, sinks: ""))
+        try network.say("online", interface: "eth0", reason: "up")
+        try daemon.start()
+        await Harness.waitUntil("the daemon to publish online") {
+            ((try? String(contentsOfFile: daemon.stateFilePath, encoding: .utf8)) ?? "").contains(#""state":"online""#)
+        }
+        let daemonPID = try #require(daemon.process?.pid)
+        let tails = Self.children(of: daemonPID).filter { Self.command($0).hasPrefix("tail") }
+        try #require(tails.count == 1, "children: \(Self.children(of: daemonPID).map(Self.command))")
+        await daemon.stop(signal: SIGKILL)
+        let clock = ContinuousClock()
+        let killed = clock.now
+        await Harness.waitUntil(timeout: .seconds(1), "the monitor's program to end") { !RunSignalsTests.alive(tails[0]) }
+        #expect(!RunSignalsTests.alive(tails[0]), "tail \(tails[0]) still runs \(clock.now - killed) after the daemon was killed")
+        kill(tails[0], SIGKILL)
+    }
+
+    static func children(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { candidate in
+            guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && Int32(fields[1]) == pid
+        }
+    }
+
+    static func command(_ pid: Int32) -> String {
+        let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+        return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+    }
+}
