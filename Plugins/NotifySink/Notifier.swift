@@ -159,7 +159,8 @@ final class Notifier: @unchecked Sendable {
             // (xfce4-notifyd) showed the label twice, and libnotify refuses an empty label.
             let labels = toast.labels
             let jobs = toast.hasJobActions ? [(Toast.retryJobsAction, labels.retry), (Toast.cancelJobsAction, labels.cancel)] : []
-            for (id, label) in [("default", labels.checkNow), ("mute", labels.mute)] + jobs {
+            let signIn = toast.hasSignInAction ? [(Toast.signInAction, labels.signIn)] : []
+            for (id, label) in [("default", labels.checkNow)] + signIn + [("mute", labels.mute)] + jobs {
                 notify_notification_add_action(n, id, label, { _, action, data in
                     let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
                     me.events.yield(.action(action.map { String(cString: $0) } ?? ""))

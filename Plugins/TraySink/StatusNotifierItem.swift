@@ -88,6 +88,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         }
         menu = TrayMenu(events: events)
         menu?.setMuted(look.muted)
+        menu?.setSignIn(look.signIn)
         watch = g_bus_watch_name_on_connection(
             c, Self.watcherName, G_BUS_NAME_WATCHER_FLAGS_NONE,
             { _, _, _, data in
@@ -126,6 +127,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         let old = look
         look = new
         menu?.setMuted(new.muted)
+        menu?.setSignIn(new.signIn)
         guard connection != nil, registration != 0 else { return }
         if transition { emit("NewTitle") }
         if transition || new.icon != old.icon {

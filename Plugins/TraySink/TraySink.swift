@@ -92,6 +92,9 @@ public struct TraySink: Sink {
         case .unmute:
             log.info("tray: unmuted")
             context.control.mute(for: .zero)
+        case .signIn:
+            log.info("tray: open the sign-in page")
+            context.control.openSignInPage()
         case .openLog:
             do { try LogOpener.open(logPath) } catch { log.warning("tray: cannot open \(logPath): \(error)") }
         case .outagesAboutToShow:

@@ -15,6 +15,7 @@ enum TrayText {
     static var recentOutages: String { trayText("Recent outages") }
     static var noOutages: String { trayText("No outages recorded") }
     static var openLog: String { trayText("Open log") }
+    static var signIn: String { trayText("Open sign-in page") }
     /// The item's title, for hosts that list their items by name.
     static let title = "Lifeline"
 

@@ -97,7 +97,7 @@ def layout(connection, name, path):
     def node(value):
         ident, properties, children = value
         return {"id": ident, "label": properties.get("label", ""), "enabled": properties.get("enabled", True),
-                "children": [node(c) for c in children]}
+                "visible": properties.get("visible", True), "children": [node(c) for c in children]}
 
     return node(reply.unpack()[1])
 
