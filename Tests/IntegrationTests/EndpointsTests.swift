@@ -27,11 +27,11 @@ import Testing
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
         let first = try lab.addHostAddress(last: 3), second = try lab.addHostAddress(last: 4)
-        _ = try lab.startServer(.ok, host: first, tag: "first")
-        _ = try lab.startServer(.ok, host: second, tag: "second")
+        let servers = [try lab.startServer(.ok, host: first, tag: "first"), try lab.startServer(.ok, host: second, tag: "second")]
+        defer { servers.forEach { $0.stop() } }
         let urls = ["http://\(first):8080/check_network_status.txt", "http://\(second):8080/check_network_status.txt"]
         let fixture = try ProbeTests().startDaemon(lab, config: Self.config(urls: urls))
-        #expect(await fixture.waitForState("online", timeout: .seconds(10)))
+        #expect(await fixture.waitForState("online", timeout: .seconds(10)), "\(fixture.daemonLog)")
         // While the first answers, each round is one request, to it.
         try await Task.sleep(for: .seconds(5))
         #expect(lab.requests(tag: "second").isEmpty, "asked the second while the first answered")
@@ -47,7 +47,8 @@ import Testing
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
         let second = try lab.addHostAddress(last: 4)
-        _ = try lab.startServer(.ok, host: second, tag: "second")
+        let server = try lab.startServer(.ok, host: second, tag: "second")
+        defer { server.stop() }
         let blocked = "check-a.\(lab.namespace).test", named = "check-b.\(lab.namespace).test"
         let dns = try lab.startResolver(answers: [(blocked, "0.0.0.0"), (named, second)])
         defer { dns.stop() }
@@ -69,8 +70,8 @@ import Testing
         guard Harness.available(Self.requirement) else { return }
         let lab = try ProbeLab()
         let first = try lab.addHostAddress(last: 3), second = try lab.addHostAddress(last: 4)
-        _ = try lab.startServer(.ok, host: first, tag: "first")
-        _ = try lab.startServer(.ok, host: second, tag: "second")
+        let servers = [try lab.startServer(.ok, host: first, tag: "first"), try lab.startServer(.ok, host: second, tag: "second")]
+        defer { servers.forEach { $0.stop() } }
         let urls = ["http://\(first):8080/check_network_status.txt", "http://\(second):8080/check_network_status.txt"]
         let fixture = try ProbeTests().startDaemon(lab, config: Self.config(urls: urls))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
