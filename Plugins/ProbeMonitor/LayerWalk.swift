@@ -47,11 +47,14 @@ public enum LayerWalk {
         run(urls: [url], timeout: timeout, probe: probe, files: files)
     }
 
-    /// The layers walked with the first URL, then every URL asked once: the
+    /// The layers walked with the first URL, then (when there are several)
+    /// every URL asked once: the
     /// round's outcome follows the probe's rule (any endpoint answering as
     /// expected is `online`, one server's trouble is not the network's).
     public static func run(urls: [String], timeout: Duration, probe: ProbeMonitor.Config = .defaults, files: String = "") -> Report {
         var report = walk(url: urls.first ?? "", timeout: timeout, probe: probe, files: files)
+        // One URL: its walk's HTTP check is its verdict. No route: no endpoint can answer.
+        guard urls.count > 1, report.state != .offline else { return report }
         var round = ProbeRound()
         let facts = HostFiles(sys: files + "/sys", resolvConf: files + "/etc/resolv.conf").pathFacts(interface: "")
         for url in urls {
