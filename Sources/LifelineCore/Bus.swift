@@ -90,6 +90,8 @@ public final class Bus: BusControl, Sendable {
     private let time: TimeSource
     private let wallClock: @Sendable () -> Int64
     private let logger: Logger
+    /// What opens the sign-in page: the desktop's `xdg-open`, found on PATH.
+    private let opener: String
 
     /// `startingSequence` is the last sequence number an earlier run published
     /// (from the state file or the log), so the next transition gets the one after it.
@@ -98,8 +100,10 @@ public final class Bus: BusControl, Sendable {
         debounce: DebounceSettings = DebounceSettings(),
         startingSequence: UInt64 = 0,
         wallClock: @escaping @Sendable () -> Int64 = WallClock.micros,
-        logger: Logger = Logger(label: "lifeline.bus")
+        logger: Logger = Logger(label: "lifeline.bus"),
+        opener: String = "xdg-open"
     ) where C.Duration == Duration {
+        self.opener = opener
         self.time = TimeSource(clock)
         self.wallClock = wallClock
         self.logger = logger
@@ -473,7 +477,7 @@ public final class Bus: BusControl, Sendable {
             return
         }
         do {
-            try DesktopOpener.open(page)
+            try DesktopOpener.open(page, opener: opener)
         } catch {
             logger.warning("could not open the sign-in page \(page): \(error)")
         }
