@@ -135,9 +135,9 @@ public struct NotifySink: Sink {
             do {
                 switch action {
                 case .show(let toast):
-                    try await notifier.show(toast, new: true)
+                    try await notifier.show(withSignIn(toast), new: true)
                 case .update(let toast):
-                    try await notifier.show(toast, new: false)
+                    try await notifier.show(withSignIn(toast), new: false)
                 case .close:
                     await notifier.close()
                 case .backOnline(let toast):
@@ -149,8 +149,18 @@ public struct NotifySink: Sink {
         }
     }
 
+    /// "Open sign-in page" only when a probe announced the page to open.
+    private func withSignIn(_ toast: Toast) -> Toast {
+        var toast = toast
+        toast.hasSignInAction = toast.hasSignInAction && context.control.signInPage != nil
+        return toast
+    }
+
     private func handle(action: String, checked: @escaping @Sendable () -> Void) {
         switch action {
+        case Toast.signInAction:
+            context.logger.info("toast: open the sign-in page")
+            context.control.openSignInPage()
         case "default", Toast.checkNowAction:
             context.logger.info("toast: check now")
             let control = context.control

@@ -22,7 +22,9 @@ extension Toast {
     /// Every action of this toast, in the order the buttons are drawn.
     public var buttons: [Button] {
         guard hasActions else { return [] }
-        var all = [Button(key: Self.checkNowAction, label: labels.checkNow), Button(key: Self.muteAction, label: labels.mute)]
+        var all = [Button(key: Self.checkNowAction, label: labels.checkNow)]
+        if hasSignInAction { all.append(Button(key: Self.signInAction, label: labels.signIn)) }
+        all.append(Button(key: Self.muteAction, label: labels.mute))
         if hasJobActions {
             all += [Button(key: Self.retryJobsAction, label: labels.retry), Button(key: Self.cancelJobsAction, label: labels.cancel)]
         }

@@ -21,6 +21,7 @@ extension ToastPolicy {
                 : t.tr("The network on {connection} wants you to sign in first.", named)
             toast = Toast(summary: t.tr("Sign in to the network"), body: first + " " + sentence(e.reasonText(t), t, or: ""),
                           icon: "network-error", urgency: .normal, hasActions: true, timeout: 0)
+            toast.hasSignInAction = true
         default:
             still = t.tr("Checked just now: still no internet.")
             let first = connection.isEmpty ? t.tr("The network does not reach the internet.")
@@ -61,12 +62,16 @@ extension ToastPolicy {
 }
 
 extension Toast {
+    /// The action that opens the portal's sign-in page in the browser.
+    static let signInAction = "signin"
+
     /// The buttons' labels, in the toast's language.
     public struct Labels: Equatable, Sendable {
-        public var checkNow, mute, retry, cancel: String
+        public var checkNow, mute, retry, cancel, signIn: String
 
         public init(_ t: Translator = .english) {
             checkNow = t.tr("Check now")
+            signIn = t.tr("Open sign-in page")
             mute = t.tr("Mute for 1 hour")
             retry = t.tr("Retry")
             cancel = t.tr("Cancel")

@@ -16,6 +16,8 @@ public struct Toast: Equatable, Sendable {
     public var timeout: Int32
     /// Offer "Retry" and "Cancel" for the commands waiting for the network.
     public var hasJobActions = false
+    /// Offer "Open sign-in page" (a portal, and a probe that announced the page).
+    public var hasSignInAction = false
     /// The actions' labels, in the language of the toast's text.
     public var labels = Labels()
     /// The notification spec's category.

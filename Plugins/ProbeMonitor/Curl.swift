@@ -43,7 +43,13 @@ struct CurlError: Error, Sendable, Equatable, CustomStringConvertible {
         case tls
         /// Connected, but the server closed or garbled its reply.
         case noReply
+        /// The resolver answered the unspecified address (0.0.0.0 or ::) for
+        /// the name, as DNS blockers do; the message is that address.
+        case blocked
     }
+
+    /// libcurl's code for a proxy name that does not resolve.
+    static let couldNotResolveProxy = 5
 
     /// How far a transfer got before it failed, in the order it goes.
     enum Stage: Int, Sendable, Comparable {
@@ -155,6 +161,16 @@ final class CurlEasy {
             return performWakeably(cancelled: cancelled, sink: sink)
         }
         let message = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+
+        // A blocker's 0.0.0.0 or :: leads the connection to this machine
+        // itself: whatever came of it, the name was blocked.
+        var primary: UnsafeMutablePointer<CChar>?
+        _ = lifeline_curl_get_str(handle, CURLINFO_PRIMARY_IP, &primary)
+        if let primary, !sink.wasCancelled, PlainHTTPLookup.isUnspecified(String(cString: primary)),
+           !PlainHTTPProxy.fromEnvironment().applies(to: FailedLayer.Target(url: request.url).host) {
+            return .failure(CurlError(url: request.url, code: Int(CURLE_COULDNT_RESOLVE_HOST.rawValue), kind: .blocked,
+                                      message: String(cString: primary), stage: .resolving))
+        }
 
         if code != CURLE_OK && !(code == CURLE_WRITE_ERROR && sink.truncated) {
             let text = message.isEmpty ? String(cString: lifeline_curl_easy_strerror(code)) : message

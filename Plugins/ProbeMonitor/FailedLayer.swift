@@ -12,6 +12,8 @@ struct PathFacts: Sendable, Equatable {
     /// True when the kernel has a link-layer address for the gateway, false
     /// when resolving it is failing (INCOMPLETE or FAILED), nil when it has no entry.
     var gatewayAnswers: Bool?
+    /// The proxy the request went through ("10.0.0.5:3128"), nil when it went direct.
+    var proxy: String?
 }
 
 /// Turns a failed probe into the layer that failed first and one sentence a
@@ -34,9 +36,19 @@ enum FailedLayer {
             return (.gateway, "\(who) is connected but the router \(gateway) does not answer")
         }
         let dns = facts.resolver.map { "DNS (\($0))" } ?? "DNS"
+        // Through a proxy, the connection the probe makes is the proxy's: a
+        // failure to reach it is the proxy's, not the check server's.
+        if let proxy = facts.proxy, let sentence = proxyFailure(error, stage: stage, proxy: proxy, after: after, message: message) {
+            return sentence
+        }
         switch (error.kind, stage) {
         case (.cancelled, _):
             return (.none, "probe to \(error.url) was cancelled")
+        case (.blocked, _):
+            // A DNS blocker (Pi-hole, AdGuard) answers a listed name with the
+            // unspecified address instead of saying it does not exist.
+            let server = facts.resolver.map { "your DNS server (\($0))" } ?? "your DNS server"
+            return (.dns, "\(server) answers \(message) for \(target.host); a blocker?")
         case (.dns, _):
             return (.dns, "\(dns) could not resolve \(target.host): \(message)")
         case (.timeout, .resolving):
@@ -65,6 +77,24 @@ enum FailedLayer {
             case .exchanging: .http
             }
             return (layer, "probe to \(error.url) failed: \(message)")
+        }
+    }
+
+    /// The sentence for a failure to reach the proxy, nil when the proxy was
+    /// reached (what went wrong after that is told as without one).
+    static func proxyFailure(_ error: CurlError, stage: CurlError.Stage, proxy: String, after: String,
+                             message: String) -> (layer: Diagnosis, sentence: String)? {
+        switch (error.kind, stage) {
+        case (.dns, _) where error.code == CurlError.couldNotResolveProxy:
+            return (.dns, "could not resolve the proxy \(proxy): \(message)")
+        case (.refused, _):
+            return (.tcp, "TCP connect to the proxy \(proxy) was refused")
+        case (.unreachable, _):
+            return (.tcp, "TCP connect to the proxy \(proxy) failed: \(message)")
+        case (.timeout, .resolving), (.timeout, .connecting):
+            return (.tcp, "TCP connect to the proxy \(proxy) timed out after \(after)")
+        default:
+            return nil
         }
     }
 

@@ -25,6 +25,17 @@ public enum LayerWalk {
         public var diagnosis: Diagnosis
         public var reason: String
         public var families: FamilyStates
+        /// Every check URL asked once, with its own verdict, in the configured order.
+        public var endpoints: [Endpoint] = []
+    }
+
+    /// One check URL's verdict: `online` (the expected reply), `portal` (an
+    /// interception) or `limited` (it failed), and why.
+    public struct Endpoint: Sendable, Equatable {
+        public var url: String
+        public var state: ConnectivityState
+        public var detail: String
+        public var milliseconds: Double
     }
 
     /// The layers in the order they are walked.
@@ -33,6 +44,47 @@ public enum LayerWalk {
     /// `probe`: the expected reply (status, body, header) is judged as the
     /// probe judges it; `url` and `timeout` are given apart, as the CLI may override them.
     public static func run(url: String, timeout: Duration, probe: ProbeMonitor.Config = .defaults, files: String = "") -> Report {
+        run(urls: [url], timeout: timeout, probe: probe, files: files)
+    }
+
+    /// The layers walked with the first URL, then (when there are several)
+    /// every URL asked once: the
+    /// round's outcome follows the probe's rule (any endpoint answering as
+    /// expected is `online`, one server's trouble is not the network's).
+    public static func run(urls: [String], timeout: Duration, probe: ProbeMonitor.Config = .defaults, files: String = "") -> Report {
+        var report = walk(url: urls.first ?? "", timeout: timeout, probe: probe, files: files)
+        // One URL: its walk's HTTP check is its verdict. No route: no endpoint can answer.
+        guard urls.count > 1, report.state != .offline else { return report }
+        var round = ProbeRound()
+        let facts = HostFiles(sys: files + "/sys", resolvConf: files + "/etc/resolv.conf").pathFacts(interface: "")
+        for url in urls {
+            let expectation = ProbeExpectation(url: url, status: probe.expectStatus, bodyPrefix: probe.expectBodyPrefix,
+                                               header: probe.expectHeader, timeout: timeout)
+            var endpointFacts = facts
+            endpointFacts.proxy = PlainHTTPProxy.fromEnvironment().proxy(for: url)
+            let start = ContinuousClock.now
+            let outcome = expectation.judge(HTTPProber.fetchBlocking(HTTPRequest(url: url, timeout: timeout)), facts: endpointFacts)
+            let ms = (ContinuousClock.now - start).milliseconds
+            round.verdicts.append((url, outcome))
+            let entry: Endpoint = switch outcome {
+            case .pong(let rtt): Endpoint(url: url, state: .online, detail: "expected reply in \(Int(rtt.rounded())) ms", milliseconds: ms)
+            case .unexpected(let why, _): Endpoint(url: url, state: .portal, detail: why, milliseconds: ms)
+            case .failed(let why, _): Endpoint(url: url, state: .limited, detail: why, milliseconds: ms)
+            }
+            report.endpoints.append(entry)
+        }
+        // The walk stopped above the route with the first URL, but another
+        // endpoint answered: the network works; the first server's trouble is named.
+        if report.state != .online, report.state != .offline, ProbeJudge.isOnline(round.outcome),
+           let good = report.endpoints.first(where: { $0.state == .online }) {
+            report.reason = "\(good.url) answers; \(report.reason)"
+            report.state = .online
+            report.diagnosis = .none
+        }
+        return report
+    }
+
+    static func walk(url: String, timeout: Duration, probe: ProbeMonitor.Config, files: String) -> Report {
         let expectation = ProbeExpectation(url: url, status: probe.expectStatus, bodyPrefix: probe.expectBodyPrefix,
                                            header: probe.expectHeader, timeout: timeout)
         let host = HostFiles(sys: files + "/sys", resolvConf: files + "/etc/resolv.conf")
@@ -159,11 +211,16 @@ private struct FamilyWalk {
                 address = target.host
                 return .ok("\(target.host) needs no lookup")
             }
-            let resolver = host.pathFacts(interface: interface).resolver.map { "DNS (\($0))" } ?? "DNS"
+            let server = host.pathFacts(interface: interface).resolver
+            let resolver = server.map { "DNS (\($0))" } ?? "DNS"
             guard let answer = Self.resolve(target.host, ipv6: v6, timeout: timeout) else {
                 return .fail("The router answers but \(resolver) does not")
             }
             guard let found = answer else { return .fail("\(resolver) could not resolve \(target.host)") }
+            if PlainHTTPLookup.isUnspecified(found) {
+                let yours = server.map { "your DNS server (\($0))" } ?? "your DNS server"
+                return .fail("\(yours) answers \(found) for \(target.host); a blocker?")
+            }
             address = found
             return .ok("\(target.host) is \(found) (\(resolver))")
         }

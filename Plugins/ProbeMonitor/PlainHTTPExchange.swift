@@ -35,6 +35,7 @@ enum PlainHTTPExchange {
                                                  deadline: connectDeadline, waiter: waiter) {
             case .found(let found): addresses = found
             case .failed: return failure(.dns, Code.couldNotResolve, "Could not resolve host: \(url.host)", .resolving)
+            case .blocked(let address): return failure(.blocked, Code.couldNotResolve, address, .resolving)
             case .timedOut: return failure(.timeout, Code.timedOut, "Resolving timed out after \(elapsedMs()) milliseconds", .resolving)
             case .cancelled: return failure(.cancelled, Code.aborted, "cancelled", .resolving)
             }

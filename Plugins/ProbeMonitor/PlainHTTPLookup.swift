@@ -35,8 +35,26 @@ struct SocketAddress: Sendable {
         self.length = socklen_t(size)
     }
 
+    /// 0.0.0.0 or ::, which a DNS blocker answers for a listed name.
+    var isUnspecified: Bool {
+        withUnsafeBytes(of: storage) { raw in
+            switch family {
+            case AF_INET: raw[4..<8].allSatisfy { $0 == 0 }  // sin_addr
+            case AF_INET6: raw[8..<24].allSatisfy { $0 == 0 }  // sin6_addr
+            default: false
+            }
+        }
+    }
+
     func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         withUnsafeBytes(of: storage) { body($0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+    }
+}
+
+extension PlainHTTPLookup {
+    /// Whether a numeric address is 0.0.0.0 or :: (a blocker's answer).
+    static func isUnspecified(_ address: String) -> Bool {
+        SocketAddress(numeric: address, port: 0)?.isUnspecified ?? false
     }
 }
 
@@ -52,6 +70,9 @@ final class PlainHTTPLookup: @unchecked Sendable {
         case found([SocketAddress])
         /// No such name, or no address of the family asked for: getaddrinfo's words.
         case failed(String)
+        /// Only the unspecified address (0.0.0.0 or ::), as DNS blockers answer
+        /// a listed name: connecting there reaches this machine itself.
+        case blocked(String)
         case timedOut
         case cancelled
     }
@@ -115,7 +136,10 @@ final class PlainHTTPLookup: @unchecked Sendable {
                 cursor = entry.pointee.ai_next
             }
             freeaddrinfo(list)
-            outcome = found.isEmpty ? .failed("no address") : .found(found)
+            let usable = found.filter { !$0.isUnspecified }
+            outcome = found.isEmpty ? .failed("no address")
+                : usable.isEmpty ? .blocked(found[0].family == AF_INET6 ? "::" : "0.0.0.0")
+                : .found(usable)
         } else {
             outcome = .failed(String(cString: gai_strerror(code)))
         }

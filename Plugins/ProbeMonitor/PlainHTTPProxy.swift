@@ -22,6 +22,23 @@ struct PlainHTTPProxy: Equatable {
                               noProxy: variable("no_proxy") ?? variable("NO_PROXY"))
     }
 
+    /// The proxy a request for `url` goes through, as "host:port" (libcurl's
+    /// default port 1080 when it names none), nil when it goes direct. For
+    /// https:// URLs libcurl reads `https_proxy` (or `HTTPS_PROXY`) first.
+    func proxy(for url: String, read: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> String? {
+        guard !Self.noProxyMatches(FailedLayer.Target(url: url).host, noProxy) else { return nil }
+        let https = url.lowercased().hasPrefix("https:")
+        let secure = https ? [read("https_proxy"), read("HTTPS_PROXY")].compactMap { $0 }.first { !$0.isEmpty } : nil
+        guard let text = secure ?? (https ? allProxy : httpProxy ?? allProxy) else { return nil }
+        var rest = Substring(text)
+        if let scheme = rest.firstRange(of: "://") { rest = rest[scheme.upperBound...] }
+        rest = rest.prefix { $0 != "/" }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        // Without a port libcurl dials 1080, not the scheme's.
+        let hasPort = rest.hasPrefix("[") ? rest.contains("]:") : rest.contains(":")
+        return hasPort ? String(rest) : "\(rest):1080"
+    }
+
     /// Whether a request to `host` (an IPv6 address without brackets) goes through a proxy.
     func applies(to host: String) -> Bool {
         guard httpProxy != nil || allProxy != nil else { return false }

@@ -4,11 +4,11 @@ import LifelineCore
 enum ProbeOutcome: Sendable, Equatable {
     /// The expected reply.
     case pong(rttMs: Double)
-    /// Something answered, but not as expected: a captive portal or a proxy login
-    /// (`portal`), or a server error (`http`).
+    /// Something stood in for the check server: a redirect, a 2xx reply that
+    /// is not the expected one, 511 (a captive portal or a proxy login).
     case unexpected(String, layer: Diagnosis = .portal)
-    /// Nothing usable answered: timeout, refused, DNS failure, reset; `layer`
-    /// is the one that failed first.
+    /// Nothing usable answered: timeout, refused, DNS failure, reset, or the
+    /// server's own error status (`http`); `layer` is the one that failed first.
     case failed(String, layer: Diagnosis = .none)
 }
 
@@ -42,8 +42,11 @@ struct ProbeExpectation: Sendable, Equatable {
             let (layer, sentence) = FailedLayer.explain(error, timeout: timeout, facts: facts)
             return .failed(sentence, layer: layer)
         case .success(let reply):
-            if let mismatch = mismatch(reply) { return .unexpected(mismatch, layer: Self.layer(ofUnexpected: reply)) }
-            return .pong(rttMs: reply.rttMs)
+            guard let mismatch = mismatch(reply) else { return .pong(rttMs: reply.rttMs) }
+            // A server in trouble answers 5xx; a portal intercepts with a
+            // redirect or a page of its own. An error status is therefore that
+            // check server's failure, never a sign-in page on its own.
+            return Self.layer(ofUnexpected: reply) == .portal ? .unexpected(mismatch) : .failed(mismatch, layer: .http)
         }
     }
 

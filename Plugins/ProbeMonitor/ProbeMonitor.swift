@@ -19,8 +19,13 @@ import Synchronization
 /// on every new path.
 ///
 /// Config keys:
-/// - `url` (string, default `http://nmcheck.gnome.org/check_network_status.txt`):
-///   http or https only. Redirects are never followed: they mean `portal`.
+/// - `url` (string or list of strings, default: GNOME's, Arch Linux's and
+///   Debian's check URLs): http or https only. Each round asks one endpoint
+///   (the last that answered); one that fails (no answer, refused, a DNS
+///   error or block, an HTTP error status) hands the round to the next at
+///   once, and the round fails only when every endpoint failed. Every
+///   endpoint must answer as the `expect_*` keys say. Redirects are never
+///   followed: they mean `portal`, unless another endpoint answers as expected.
 ///   Proxies come from the environment (`http_proxy`, `https_proxy`, `no_proxy`).
 /// - `expect_status` (integer, optional): the status the reply must have. Unset:
 ///   any 2xx when `expect_body_prefix` or `expect_header` is set, else 204
@@ -30,6 +35,9 @@ import Synchronization
 /// - `expect_header` (string, default `""`): a header the reply must carry,
 ///   `"X-NetworkManager-Status: online"` (name and value compared without case).
 /// - `interval` (duration, default `"30s"`): between probes while online.
+/// - `metered_interval` (duration, default `"5m"`): between probes while online
+///   on a connection NetworkManager calls metered; the stall detector keeps
+///   watching the interface in between.
 /// - `timeout` (duration, default `"5s"`): for the whole exchange. While an
 ///   answer stands, a connection not up after 1 s + max(250 ms, 3 × the check
 ///   server's recent connect times) fails the probe early (its SYN and the
@@ -52,11 +60,27 @@ public struct ProbeMonitor: Monitor {
             case any, ipv4, ipv6
         }
 
-        public var url = "http://nmcheck.gnome.org/check_network_status.txt"
+        /// Three check servers run by three organisations, each answering
+        /// 200 "NetworkManager is online" (and GNOME's also the
+        /// `X-NetworkManager-Status: online` header): the URIs distributions
+        /// ship in NetworkManager's connectivity config (GNOME's default
+        /// `nmcheck.gnome.org`; Arch Linux's `networkmanager` package,
+        /// `/usr/lib/NetworkManager/conf.d/20-connectivity.conf`; Debian's
+        /// `network-manager-config-connectivity-debian`,
+        /// `20-connectivity-debian.conf`), none of which leaves `response`
+        /// at anything but NetworkManager's default text. None is a host a
+        /// guest network lets through before sign-in, as some do for Apple's
+        /// and Google's check hosts. The first is the one the sign-in page opens.
+        public var url: ProbeURLs = [
+            "http://nmcheck.gnome.org/check_network_status.txt",
+            "http://ping.archlinux.org/nm-check.txt",
+            "http://network-test.debian.org/nm",
+        ]
         public var expectStatus: Int?
         public var expectBodyPrefix = "NetworkManager is online"
         public var expectHeader = ""
         public var interval = ConfigDuration.seconds(30)
+        public var meteredInterval = ConfigDuration.seconds(300)
         public var timeout = ConfigDuration.seconds(5)
         public var failures = 2
         public var stall = ConfigDuration.seconds(3)
@@ -68,20 +92,27 @@ public struct ProbeMonitor: Monitor {
             case expectStatus = "expect_status"
             case expectBodyPrefix = "expect_body_prefix"
             case expectHeader = "expect_header"
-            case interval, timeout, failures, stall, interface, family
+            case interval
+            case meteredInterval = "metered_interval"
+            case timeout, failures, stall, interface, family
         }
 
         public func validate() throws(ConfigValueError) {
-            let lower = url.lowercased()
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
-                throw ConfigValueError(key: "url", "must be an http:// or https:// URL, got '\(url)'")
+            guard !url.list.isEmpty else { throw ConfigValueError(key: "url", "must name at least one URL") }
+            guard url.list.count <= 8 else { throw ConfigValueError(key: "url", "names \(url.list.count) URLs: 8 at most") }
+            for url in url.list {
+                let lower = url.lowercased()
+                guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+                    throw ConfigValueError(key: "url", "must be an http:// or https:// URL, got '\(url)'")
+                }
+                let rest = url.drop { $0 != "/" }.dropFirst(2)
+                guard let host = rest.split(separator: "/", omittingEmptySubsequences: false).first, !host.isEmpty,
+                      !url.contains(where: { $0.isWhitespace })
+                else {
+                    throw ConfigValueError(key: "url", "must name a host without spaces, got '\(url)'")
+                }
             }
-            let rest = url.drop { $0 != "/" }.dropFirst(2)
-            guard let host = rest.split(separator: "/", omittingEmptySubsequences: false).first, !host.isEmpty,
-                  !url.contains(where: { $0.isWhitespace })
-            else {
-                throw ConfigValueError(key: "url", "must name a host without spaces, got '\(url)'")
-            }
+            if Set(url.list).count != url.list.count { throw ConfigValueError(key: "url", "names one URL twice") }
             if let expectStatus { try require("expect_status", expectStatus, in: 100...599) }
             if !expectHeader.isEmpty {
                 let (name, value) = ProbeExpectation.split(header: expectHeader)
@@ -91,6 +122,7 @@ public struct ProbeMonitor: Monitor {
             }
             try require("timeout", timeout, in: .milliseconds(100)...(.seconds(120)))
             try require("interval", interval, in: .seconds(1)...(.seconds(86400)))
+            try require("metered_interval", meteredInterval, in: .seconds(1)...(.seconds(86400)))
             try require("stall", stall, in: .seconds(1)...(.seconds(3600)))
             try require("failures", failures, in: 1...100)
             guard interface.count <= 15, !interface.contains("/"), !interface.contains(where: { $0.isWhitespace }) else {
@@ -123,8 +155,8 @@ public struct ProbeMonitor: Monitor {
 
     public static func remeasuresReachability(_ config: Config) -> Bool { true }
 
-    var expectation: ProbeExpectation {
-        ProbeExpectation(url: config.url, status: config.expectStatus, bodyPrefix: config.expectBodyPrefix,
+    func expectation(url: String) -> ProbeExpectation {
+        ProbeExpectation(url: url, status: config.expectStatus, bodyPrefix: config.expectBodyPrefix,
                          header: config.expectHeader, timeout: config.timeout.duration)
     }
 
@@ -143,8 +175,13 @@ public struct ProbeMonitor: Monitor {
         // So it waits for that word (the path change probes at once), or
         // `firstWordWait` at most (no link monitor runs).
         let firstProbe = handle.path.known ? Duration.zero : Self.firstWordWait
-        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration, firstProbeAfter: firstProbe)
+        let scheduler = ProbeScheduler(clock: clock, interval: config.interval.duration, firstProbeAfter: firstProbe,
+                                       meteredInterval: config.meteredInterval.duration)
         let judge = SharedJudge(ProbeJudge(failures: config.failures))
+        // The page a portal intercepts: the first endpoint, over plain HTTP
+        // (a portal cannot answer for an https:// URL without a certificate
+        // warning). Never a URL a reply named.
+        if let page = SignInPage.url(for: config.url.list) { handle.announceSignInPage(page) }
         let requests = handle.checkRequests()
         let paths = handle.pathChanges()
         await withDiscardingTaskGroup { group in
@@ -163,7 +200,11 @@ public struct ProbeMonitor: Monitor {
             }
             group.addTask {
                 await scheduler.run { cause in
-                    await probeOnce(cause: cause, judge: judge, handle: handle)
+                    let online = await probeOnce(cause: cause, judge: judge, handle: handle)
+                    // Read once a round: a link that turns metered is probed
+                    // seldom from the next round on.
+                    scheduler.setMetered(handle.metered)
+                    return online
                 }
             }
         }
@@ -187,21 +228,31 @@ public struct ProbeMonitor: Monitor {
         let confirming = !cause.isEvidence && judge.state.withLock {
             $0.path == path.generation && $0.lastPublished?.state == .online
         }
-        let outcomes = await withTaskGroup(of: (Config.Family, ProbeOutcome).self) { group in
+        let outcomes = await withTaskGroup(of: (Config.Family, ProbeRound).self) { group in
             for family in families.isEmpty ? [Config.Family.any] : families {
                 let connectTimeout = confirming
                     ? judge.connects.withLock { $0.bound(family: family.rawValue, path: path.generation, timeout: timeout) }
                     : timeout
+                // A fallback asked after an endpoint timed out gets no more
+                // than the usual connect time: the uplink may be dark, and the
+                // round must not wait out every endpoint's whole timeout.
+                let fallbackConnect = judge.connects.withLock { $0.bound(family: family.rawValue, path: path.generation, timeout: timeout) }
+                let preferred = judge.preferred.withLock { $0[family.rawValue] ?? 0 }
                 group.addTask {
-                    (family, await probe(family: family, interface: interface, timeout: timeout, connectTimeout: connectTimeout,
-                                         learn: { ms in
-                                             judge.connects.withLock {
-                                                 $0.record(.milliseconds(ms), family: family.rawValue, path: path.generation)
-                                             }
-                                         }))
+                    let round = await round(family: family, interface: interface, timeout: timeout, connectTimeout: connectTimeout,
+                                            fallbackConnect: fallbackConnect, preferred: preferred,
+                                            learn: { ms in
+                                                judge.connects.withLock {
+                                                    $0.record(.milliseconds(ms), family: family.rawValue, path: path.generation)
+                                                }
+                                            })
+                    if let answered = round.answered(in: config.url.list) {
+                        judge.preferred.withLock { $0[family.rawValue] = answered }
+                    }
+                    return (family, round)
                 }
             }
-            var all: [(Config.Family, ProbeOutcome)] = []
+            var all: [(Config.Family, ProbeRound)] = []
             for await outcome in group { all.append(outcome) }
             return all.sorted { $0.0 == .ipv4 && $1.0 != .ipv4 }
         }
@@ -209,11 +260,36 @@ public struct ProbeMonitor: Monitor {
         var stallNote: String?
         if case .stall(let note) = cause { stallNote = note }
         let observation = judge.state.withLock {
-            $0.record(families: outcomes.map { ($0.0.rawValue, $0.1) }, interface: interface, path: path.generation, afterStall: stallNote)
+            $0.record(families: outcomes.map { ($0.0.rawValue, $0.1.outcome) }, interface: interface, path: path.generation,
+                      afterStall: stallNote)
         }
-        context.logger.debug("probe (\(cause)): \(outcomes)")
+        for (family, round) in outcomes {
+            context.logger.debug("probe (\(cause), \(family)): \(round.verdicts.map { "\($0.url): \($0.outcome)" })")
+        }
         handle.publish(observation, measuredOn: path)
-        return outcomes.contains { ProbeJudge.isOnline($0.1) }
+        return outcomes.contains { ProbeJudge.isOnline($0.1.outcome) }
+    }
+
+    /// One round over one family: the endpoints in turn, from the one that
+    /// answered last, until one answers as expected. The first gets
+    /// `connectTimeout`; one asked after an endpoint timed out gets
+    /// `fallbackConnect` for its connection (the check servers' usual connect
+    /// time, or the whole timeout while none is known).
+    func round(family: Config.Family, interface: String, timeout: Duration, connectTimeout: Duration,
+               fallbackConnect: Duration, preferred: Int, learn: @escaping @Sendable (Double) -> Void) async -> ProbeRound {
+        var round = ProbeRound()
+        var timedOut = false
+        for index in ProbeRound.order(count: config.url.list.count, preferred: preferred) {
+            if Task.isCancelled { break }
+            let url = config.url.list[index]
+            let connect = timedOut ? min(connectTimeout, fallbackConnect) : connectTimeout
+            let (outcome, silent) = await probe(url: url, family: family, interface: interface, timeout: timeout,
+                                                connectTimeout: connect, learn: learn)
+            round.verdicts.append((url, outcome))
+            if !ProbeRound.asksOn(after: outcome) { break }
+            timedOut = timedOut || silent
+        }
+        return round
     }
 
     /// How long a probe for `cause` waits for its answer. After a stall (the
@@ -230,11 +306,12 @@ public struct ProbeMonitor: Monitor {
     /// How long the first probe waits for the link monitor's first word.
     static let firstWordWait = Duration.milliseconds(500)
 
-    /// One request over one family (`.any`: whichever the kernel picks), judged.
+    /// One request over one family (`.any`: whichever the kernel picks), judged,
+    /// and whether it timed out before it connected (nothing answered at all).
     /// `learn` hears how long the connect took when the server answered.
-    func probe(family: Config.Family, interface: String, timeout: Duration, connectTimeout: Duration? = nil,
-               learn: @Sendable (Double) -> Void = { _ in }) async -> ProbeOutcome {
-        var request = HTTPRequest(url: config.url, timeout: timeout, interface: config.interface, family: family)
+    func probe(url: String, family: Config.Family, interface: String, timeout: Duration, connectTimeout: Duration? = nil,
+               learn: @Sendable (Double) -> Void = { _ in }) async -> (ProbeOutcome, silent: Bool) {
+        var request = HTTPRequest(url: url, timeout: timeout, interface: config.interface, family: family)
         request.connectTimeout = connectTimeout
         let result = await fetch(request)
         if case .success(let reply) = result {
@@ -242,14 +319,19 @@ public struct ProbeMonitor: Monitor {
             if let connectMs = reply.connectMs { learn(connectMs) }
         }
         var facts = PathFacts(interface: interface)
-        if case .failure = result { facts = files.pathFacts(interface: interface, family: family) }
-        var expectation = self.expectation
+        if case .failure = result {
+            facts = files.pathFacts(interface: interface, family: family)
+            facts.proxy = PlainHTTPProxy.fromEnvironment().proxy(for: url)
+        }
+        var expectation = self.expectation(url: url)
         expectation.timeout = timeout
         // A connect cut short by its bound is named with the bound it had.
         if case .failure(let error) = result, error.kind == .timeout, error.stage <= .connecting, let connectTimeout {
             expectation.timeout = min(timeout, connectTimeout)
         }
-        return expectation.judge(result, facts: facts)
+        var silent = false
+        if case .failure(let error) = result, error.kind == .timeout, error.stage <= .connecting { silent = true }
+        return (expectation.judge(result, facts: facts), silent)
     }
 
     /// Samples the primary interface's counters, once a second while the user's
@@ -331,5 +413,7 @@ public struct ProbeMonitor: Monitor {
 final class SharedJudge: Sendable {
     let state: Mutex<ProbeJudge>
     let connects = Mutex(ConnectBound())
+    /// Per family: the index of the endpoint that answered last, asked first.
+    let preferred = Mutex<[String: Int]>([:])
     init(_ judge: ProbeJudge) { state = Mutex(judge) }
 }

@@ -6,13 +6,21 @@ extension ProbeMonitor {
     /// failure is `limited` here: there is no second probe to wait for.
     /// `interface` is the default route's, as the link monitor found it.
     public static func probeOnce(config: Config = .defaults, interface: String) async -> Observation {
-        let request = HTTPRequest(url: config.url, timeout: config.timeout.duration,
-                                  interface: config.interface, family: config.family)
-        let expectation = ProbeExpectation(url: config.url, status: config.expectStatus, bodyPrefix: config.expectBodyPrefix,
-                                           header: config.expectHeader, timeout: config.timeout.duration)
+        // The endpoints in turn, as a round of the monitor asks them: the
+        // first that answers as expected ends it.
+        var round = ProbeRound()
+        for url in config.url.list {
+            let request = HTTPRequest(url: url, timeout: config.timeout.duration, interface: config.interface, family: config.family)
+            let expectation = ProbeExpectation(url: url, status: config.expectStatus, bodyPrefix: config.expectBodyPrefix,
+                                               header: config.expectHeader, timeout: config.timeout.duration)
+            var facts = PathFacts()
+            facts.proxy = PlainHTTPProxy.fromEnvironment().proxy(for: url)
+            let outcome = expectation.judge(await HTTPProber.fetch(request), facts: facts)
+            round.verdicts.append((url, outcome))
+            if !ProbeRound.asksOn(after: outcome) { break }
+        }
         var judge = ProbeJudge(failures: 1)
-        let outcome = expectation.judge(await HTTPProber.fetch(request))
         let shown = config.interface.isEmpty ? interface : config.interface
-        return judge.record(outcome, interface: shown, path: 0, afterStall: nil)
+        return judge.record(round.outcome, interface: shown, path: 0, afterStall: nil)
     }
 }

@@ -28,7 +28,8 @@ extension ProbeCause {
 
 /// When to probe, as a pure state machine over `Moment`s (no clock inside):
 ///
-/// - online: every `interval` after the last probe ended;
+/// - online: every `interval` after the last probe ended (`meteredInterval`
+///   on a metered connection: each probe costs the user's data);
 /// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's ramp);
 /// - the first failure after an answer is confirmed at once, not after the
 ///   ramp's first second: one failure is not yet an outage, and waiting adds
@@ -50,6 +51,9 @@ struct ProbePlan: Sendable, Equatable {
     let spacing: Duration
     let firstRetry: Duration
     let settle: Duration
+    let meteredInterval: Duration
+    /// The connection is metered: online probes come every `meteredInterval`.
+    var metered = false
 
     private(set) var inFlight = false
     private(set) var lastStart: Moment?
@@ -68,8 +72,10 @@ struct ProbePlan: Sendable, Equatable {
     private(set) var lastCause: ProbeCause?
 
     /// `firstProbe`: when the first probe is due (from the start).
-    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1), firstProbe: Duration = .zero) {
+    init(interval: Duration, spacing: Duration = .seconds(1), firstRetry: Duration = .seconds(1), firstProbe: Duration = .zero,
+         meteredInterval: Duration? = nil) {
         self.interval = interval
+        self.meteredInterval = meteredInterval ?? interval
         nextScheduled = Moment(offset: firstProbe)
         self.spacing = min(spacing, interval)
         self.firstRetry = min(firstRetry, interval)
@@ -127,7 +133,7 @@ struct ProbePlan: Sendable, Equatable {
         case true?:
             online = true
             retryDelay = firstRetry
-            nextScheduled = now.advanced(by: interval)
+            nextScheduled = now.advanced(by: metered ? meteredInterval : interval)
         case false? where online == true && lastCause?.isEvidence == false:
             // A stall's failure is already confirmed by the counters; any other
             // first failure is confirmed now.
@@ -173,9 +179,14 @@ final class ProbeScheduler: Sendable {
     private let state: Mutex<State>
     let time: TimeSource
 
-    init(clock: any Clock<Duration>, interval: Duration, firstProbeAfter: Duration = .zero) {
+    init(clock: any Clock<Duration>, interval: Duration, firstProbeAfter: Duration = .zero, meteredInterval: Duration? = nil) {
         time = TimeSource(clock)
-        state = Mutex(State(plan: ProbePlan(interval: interval, firstProbe: firstProbeAfter)))
+        state = Mutex(State(plan: ProbePlan(interval: interval, firstProbe: firstProbeAfter, meteredInterval: meteredInterval)))
+    }
+
+    /// Whether the connection is metered, for the next probe's scheduling.
+    func setMetered(_ metered: Bool) {
+        state.withLock { $0.plan.metered = metered }
     }
 
     var plan: ProbePlan { state.withLock { $0.plan } }

@@ -170,6 +170,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         menu = TrayMenu(events: events)
         menu?.setMuted(look.muted)
         menu?.setOutages(outages)
+        menu?.setSignIn(look.signIn)
         watch = g_bus_watch_name_on_connection(
             c, Self.watcherName, G_BUS_NAME_WATCHER_FLAGS_NONE,
             { _, _, _, data in
@@ -209,6 +210,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         let old = look
         look = new
         menu?.setMuted(new.muted)
+        menu?.setSignIn(new.signIn)
         guard connection != nil, registration != 0 else { return }
         if transition { emit("NewTitle") }
         if transition || new.icon != old.icon {

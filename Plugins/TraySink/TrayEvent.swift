@@ -3,7 +3,7 @@ enum TrayEvent: Sendable, Equatable {
     /// A left click on the icon.
     case activate
     /// Menu items.
-    case check, mute, unmute, openLog
+    case check, mute, unmute, openLog, signIn
     /// "Open report", under "Recent outages".
     case openReport
     /// The host is about to open "Recent outages".

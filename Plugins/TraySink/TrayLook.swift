@@ -11,9 +11,12 @@ struct TrayLook: Equatable, Sendable {
     var heading: String
     var text: String
     var muted: Bool
+    /// The menu offers "Open sign-in page" (a captive portal stands in the way).
+    var signIn = false
 
     init(_ update: Update, now: Int64) {
         let e = update.event
+        signIn = e.state == .portal
         switch e.state {
         case .online:
             (icon, status) = ("network-transmit-receive", "Passive")

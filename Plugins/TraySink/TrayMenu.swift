@@ -1,7 +1,8 @@
 import CDbusmenu
 
 /// The icon's menu, served by libdbusmenu-glib (com.canonical.dbusmenu) on the
-/// tray's loop: Check now, Mute for 1 hour / Unmute, Recent outages, Open log.
+/// tray's loop: Check now, Open sign-in page (behind a captive portal only),
+/// Mute for 1 hour / Unmute, Recent outages, Open log.
 /// Created and changed on the tray loop only; clicks come out as `TrayEvent`s.
 final class TrayMenu {
     static let path = "/StatusNotifierItem/Menu"
@@ -9,6 +10,8 @@ final class TrayMenu {
     private let server: OpaquePointer
     private let root: UnsafeMutablePointer<DbusmenuMenuitem>
     private let mute: UnsafeMutablePointer<DbusmenuMenuitem>
+    private let signIn: UnsafeMutablePointer<DbusmenuMenuitem>
+    private var signInShown = true
     private let outages: UnsafeMutablePointer<DbusmenuMenuitem>
     /// The last two items of "Recent outages", kept while its lines are replaced.
     private let reportSeparator: UnsafeMutablePointer<DbusmenuMenuitem>
@@ -22,6 +25,7 @@ final class TrayMenu {
         server = OpaquePointer(dbusmenu_server_new(Self.path))
         root = dbusmenu_menuitem_new()
         mute = dbusmenu_menuitem_new()
+        signIn = dbusmenu_menuitem_new()
         outages = dbusmenu_menuitem_new()
         reportSeparator = dbusmenu_menuitem_new()
         openReport = dbusmenu_menuitem_new()
@@ -31,11 +35,13 @@ final class TrayMenu {
         let openLog = dbusmenu_menuitem_new()!
         label(check, TrayText.checkNow)
         label(mute, TrayText.mute)
+        label(signIn, TrayText.signIn)
         label(outages, TrayText.recentOutages)
         dbusmenu_menuitem_property_set(outages, DBUSMENU_MENUITEM_PROP_CHILD_DISPLAY, DBUSMENU_MENUITEM_CHILD_DISPLAY_SUBMENU)
         label(openLog, TrayText.openLog)
-        for item in [check, mute, outages, openLog] { dbusmenu_menuitem_child_append(root, item) }
+        for item in [check, signIn, mute, outages, openLog] { dbusmenu_menuitem_child_append(root, item) }
         onClick(check) { $0.events.yield(.check) }
+        onClick(signIn) { $0.events.yield(.signIn) }
         onClick(mute) { $0.events.yield($0.muted ? .unmute : .mute) }
         onClick(openLog) { $0.events.yield(.openLog) }
         onClick(openReport) { $0.events.yield(.openReport) }
@@ -48,6 +54,7 @@ final class TrayMenu {
         // The item's list owns them now (child_append takes a reference).
         for item in [check, openLog] { lifeline_dbusmenu_object_unref(item) }
         setOutages([])
+        setSignIn(false)
         dbusmenu_server_set_root(UnsafeMutablePointer(server), root)
     }
 
@@ -56,6 +63,13 @@ final class TrayMenu {
         guard muted != self.muted else { return }
         self.muted = muted
         label(mute, muted ? TrayText.unmute : TrayText.mute)
+    }
+
+    /// "Open sign-in page" is shown only while a captive portal stands in the way.
+    func setSignIn(_ shown: Bool) {
+        guard shown != signInShown else { return }
+        signInShown = shown
+        dbusmenu_menuitem_property_set_bool(signIn, DBUSMENU_MENUITEM_PROP_VISIBLE, shown ? 1 : 0)
     }
 
     /// The "Recent outages" submenu: one line per outage, newest first; one
@@ -84,6 +98,7 @@ final class TrayMenu {
         lifeline_dbusmenu_object_unref(UnsafeMutableRawPointer(server))
         lifeline_dbusmenu_object_unref(root)
         lifeline_dbusmenu_object_unref(mute)
+        lifeline_dbusmenu_object_unref(signIn)
         lifeline_dbusmenu_object_unref(outages)
         lifeline_dbusmenu_object_unref(reportSeparator)
         lifeline_dbusmenu_object_unref(openReport)

@@ -86,8 +86,11 @@ public struct TraySink: Sink {
         case .unmute:
             log.info("tray: unmuted")
             context.control.mute(for: .zero)
+        case .signIn:
+            log.info("tray: open the sign-in page")
+            context.control.openSignInPage()
         case .openLog:
-            do { try LogOpener.open(logPath) } catch { log.warning("tray: cannot open \(logPath): \(error)") }
+            do { try DesktopOpener.open(logPath) } catch { log.warning("tray: cannot open \(logPath): \(error)") }
         case .openReport:
             let (logPath, page) = (self.logPath, context.paths.runtimeDir + "/lifeline/report.html")
             // Reading a month of log and writing the page blocks: not on the pool,
@@ -95,7 +98,7 @@ public struct TraySink: Sink {
             let started = DetachedThread.start {
                 do {
                     try Self.writeReport(log: logPath, to: page, now: WallClock.micros())
-                    try LogOpener.open(page)
+                    try DesktopOpener.open(page)
                 } catch {
                     log.warning("tray: cannot open the report: \(error)")
                 }

@@ -16,6 +16,7 @@ enum TrayText {
     static var noOutages: String { trayText("No outages recorded") }
     static var openLog: String { trayText("Open log") }
     static var openReport: String { trayText("Open report") }
+    static var signIn: String { trayText("Open sign-in page") }
     /// The item's title, for hosts that list their items by name.
     static let title = "Lifeline"
 

@@ -27,10 +27,18 @@ public protocol BusControl: Sendable {
     func reportNotificationServer(present: Bool)
     /// The job board (`lifeline run`'s commands), nil where there is none.
     var jobs: JobControl? { get }
+    /// The page a captive portal intercepts (the probe's first check URL,
+    /// plain http://), nil when no probe announced one.
+    var signInPage: String? { get }
+    /// "Open sign-in page": starts the desktop's browser on `signInPage` and
+    /// checks again soon and often, so signing in is seen within seconds.
+    func openSignInPage()
 }
 
 extension BusControl {
     public var jobs: JobControl? { nil }
+    public var signInPage: String? { nil }
+    public func openSignInPage() {}
 }
 
 /// The core event bus: monitors publish observations, the bus decides one state
@@ -79,6 +87,10 @@ public final class Bus: BusControl, Sendable {
         var jobs = JobBoard()
         var sleep = SleepRecord()
         var stoppingAt: Int64?
+        /// Per monitor slot: the sign-in page it announced (the probe's).
+        var signInPages: [Int: String] = [:]
+        /// Checks requested after the sign-in page was opened, until not `portal`.
+        var signInChecks: Task<Void, Never>?
         var jobListeners: [UInt64: AsyncStream<JobRequest>.Continuation] = [:]
     }
 
@@ -86,6 +98,8 @@ public final class Bus: BusControl, Sendable {
     private let time: TimeSource
     private let wallClock: @Sendable () -> Int64
     private let logger: Logger
+    /// What opens the sign-in page: the desktop's `xdg-open`, found on PATH.
+    private let opener: String
 
     /// `startingSequence` is the last sequence number an earlier run published
     /// (from the state file or the log), so the next transition gets the one after it.
@@ -94,8 +108,10 @@ public final class Bus: BusControl, Sendable {
         debounce: DebounceSettings = DebounceSettings(),
         startingSequence: UInt64 = 0,
         wallClock: @escaping @Sendable () -> Int64 = WallClock.micros,
-        logger: Logger = Logger(label: "lifeline.bus")
+        logger: Logger = Logger(label: "lifeline.bus"),
+        opener: String = "xdg-open"
     ) where C.Duration == Duration {
+        self.opener = opener
         self.time = TimeSource(clock)
         self.wallClock = wallClock
         self.logger = logger
@@ -154,6 +170,7 @@ public final class Bus: BusControl, Sendable {
             s.remeasures[handle.slot] = false
             s.freeSlots.append(handle.slot)
             s.holds[handle.slot] = nil
+            s.signInPages[handle.slot] = nil
             refreshHold(&s)
             let listeners = updatePath(&s)
             decideAndApply(&s)
@@ -469,6 +486,52 @@ public final class Bus: BusControl, Sendable {
         }
     }
 
+    // MARK: Sign-in page
+
+    public var signInPage: String? {
+        state.withLock { s in s.signInPages.min { $0.key < $1.key }?.value }
+    }
+
+    func announceSignInPage(_ url: String?, slot: Int, token: UInt64) {
+        state.withLock { s in
+            guard s.owners[slot] == token else { return }
+            s.signInPages[slot] = url
+        }
+    }
+
+    /// How often, and for how long, the probe is asked to check after the
+    /// sign-in page was opened: the user signs in within a minute or two, and
+    /// the probe's own retries have backed off to its interval by then.
+    static let signInCheckEvery = Duration.seconds(2)
+    static let signInCheckFor = Duration.seconds(180)
+
+    public func openSignInPage() {
+        guard let page = signInPage else {
+            logger.warning("no sign-in page to open: no probe announced one")
+            return
+        }
+        do {
+            try DesktopOpener.open(page, opener: opener)
+        } catch {
+            logger.warning("could not open the sign-in page \(page): \(error)")
+        }
+        requestCheck()
+        let time = self.time
+        let checks = Task { [weak self] in
+            let end = time.now().advanced(by: Self.signInCheckFor)
+            while !Task.isCancelled, time.now() < end {
+                do { try await time.sleep(time.now().advanced(by: Self.signInCheckEvery)) } catch { return }
+                guard let self, self.current.state == .portal else { return }
+                self.requestCheck()
+            }
+        }
+        let earlier = state.withLock { s in
+            defer { s.signInChecks = checks }
+            return s.signInChecks
+        }
+        earlier?.cancel()
+    }
+
     public func mute(for duration: Duration) {
         state.withLock { s in
             s.mutedUntil = wallClock() + duration.microseconds
@@ -588,6 +651,15 @@ public struct MonitorHandle: Sendable {
 
     /// The path now: which interface carries the default route, if any.
     public var path: LinkPath { bus.path }
+
+    /// Whether the connection is metered, as the monitor that knows (NetworkManager) said last.
+    public var metered: Bool { bus.current.metered }
+
+    /// The page "Open sign-in page" opens (the probe's first http:// check
+    /// URL, which a captive portal intercepts); nil withdraws it.
+    public func announceSignInPage(_ url: String?) {
+        bus.announceSignInPage(url, slot: slot, token: token)
+    }
 
     /// The path now and after every change; call once and iterate.
     public func pathChanges() -> AsyncStream<LinkPath> {

@@ -12,15 +12,17 @@ struct DiagnoseCommand: ParsableCommand {
         discussion: """
             Walks link, carrier, address, default route, gateway (ARP), DNS, TCP and HTTP for each \
             address family that has a default route, with the time each check took, and stops a family \
-            at its first failure. Needs no daemon. The probe URL and timeout come from the config's \
-            probe monitor (or the defaults). Exits 0 when online, 1 when not.
+            at its first failure, with the first check URL; then asks every check URL once and shows \
+            each one's verdict. Online when any of them answers as expected. Needs no daemon. The probe \
+            URLs and timeout come from the config's probe monitor (or the defaults). Exits 0 when \
+            online, 1 when not.
             """
     )
 
     @Flag(help: "Print the checks and the verdict as one JSON object.")
     var json = false
 
-    @Option(help: "The check URL (default: the config's probe url).")
+    @Option(help: "The check URL (default: the config's probe urls).")
     var url: String?
 
     @Option(help: "Timeout of each network check (default: the config's probe timeout).")
@@ -33,7 +35,7 @@ struct DiagnoseCommand: ParsableCommand {
             printError("--timeout: \(error)")
             throw ExitCode.validationFailure
         }
-        let report = LayerWalk.run(url: url ?? probe.url, timeout: wait, probe: probe)
+        let report = LayerWalk.run(urls: url.map { [$0] } ?? probe.url.list, timeout: wait, probe: probe)
         print(json ? Self.json(report) : Self.checklist(report, marks: Marks.forLocale(), .user), terminator: "")
         throw ExitCode(report.state == .online ? 0 : 1)
     }
@@ -98,6 +100,13 @@ struct DiagnoseCommand: ParsableCommand {
             out += "  " + mark + String(repeating: " ", count: width - mark.count) + "  "
                 + pad(layerName(step.layer, t), labelWidth) + TerminalText.visible(step.detail) + time + "\n"
         }
+        if !r.endpoints.isEmpty { out += t.tr("Check servers") + "\n" }
+        for endpoint in r.endpoints {
+            let mark = endpoint.state == .online ? marks.ok : marks.fail
+            out += "  " + mark + String(repeating: " ", count: width - mark.count) + "  "
+                + TerminalText.visible(endpoint.url) + ": " + t.stateName(endpoint.state) + ", "
+                + TerminalText.visible(endpoint.detail) + "  " + Self.millis(endpoint.milliseconds) + "\n"
+        }
         var verdict = StateEvent(state: r.state, previous: .unknown, since: 0, reason: r.reason, sequence: 0)
         verdict.diagnosis = r.diagnosis
         verdict.families = r.families
@@ -139,10 +148,17 @@ struct DiagnoseCommand: ParsableCommand {
                 ("ms", JSONText.number((s.milliseconds * 10).rounded() / 10)),
             ].map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
         }
+        let endpoints = r.endpoints.map { e in
+            "{" + [
+                ("url", JSONText.quote(e.url)), ("state", JSONText.quote(e.state.rawValue)),
+                ("detail", JSONText.quote(e.detail)), ("ms", JSONText.number((e.milliseconds * 10).rounded() / 10)),
+            ].map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+        }
         return "{" + [
             ("state", JSONText.quote(r.state.rawValue)), ("diagnosis", JSONText.quote(r.diagnosis.rawValue)),
             ("reason", JSONText.quote(r.reason)), ("families", JSONText.families(r.families)),
             ("checks", "[" + checks.joined(separator: ",") + "]"),
+            ("endpoints", "[" + endpoints.joined(separator: ",") + "]"),
         ].map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}\n"
     }
 }

@@ -332,7 +332,7 @@ extension DaemonFixture {
 
 /// A network namespace behind a veth pair, with check servers on the root side.
 final class ProbeLab: @unchecked Sendable {
-    enum Mode: String { case ok, redirect, wrongbody, slow, huge, proxy, late }
+    enum Mode: String { case ok, redirect, wrongbody, slow, huge, proxy, late, unavailable }
 
     let namespace: String
     let hostInterface: String

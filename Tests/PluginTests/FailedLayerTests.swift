@@ -63,7 +63,8 @@ struct FailedLayerTests {
         #expect(e.judge(reply(200, "<html>Welcome")) == .unexpected(
             "probe to \(url) got HTTP 200 with a body starting '<html>Welcome', expected 'NetworkManager is online'", layer: .portal))
         #expect(e.judge(reply(511)) == .unexpected("probe to \(url) got HTTP 511, expected 2xx", layer: .portal))
-        #expect(e.judge(reply(503)) == .unexpected("probe to \(url) got HTTP 503, expected 2xx", layer: .http))
+        // A server's error status is its failure, never a portal.
+        #expect(e.judge(reply(503)) == .failed("probe to \(url) got HTTP 503, expected 2xx", layer: .http))
     }
 
     @Test func theLayerReachesThePublishedObservation() {

@@ -108,7 +108,9 @@ import Testing
 
     @Test func emptyTableGivesTheSpecDefaults() throws {
         let c = try decode("")
-        #expect(c.url == "http://nmcheck.gnome.org/check_network_status.txt")
+        #expect(c.url.list == ["http://nmcheck.gnome.org/check_network_status.txt", "http://ping.archlinux.org/nm-check.txt",
+                               "http://network-test.debian.org/nm"])
+        #expect(c.meteredInterval == .seconds(300))
         #expect(c.expectBodyPrefix == "NetworkManager is online")
         #expect(c.expectStatus == nil && c.expectHeader == "")
         #expect(c.interval == .seconds(30) && c.timeout == .seconds(5) && c.stall == .seconds(3))
@@ -126,9 +128,20 @@ import Testing
         (#"expect_status = 42"#, "expect_status"),
         (#"expect_header = "online""#, "expect_header"),
         (#"interface = "../../etc""#, "interface"),
+        (#"url = []"#, "url"),
+        (#"url = ["http://a.example/", "ftp://b.example/"]"#, "url"),
+        (#"url = ["http://a.example/", "http://a.example/"]"#, "url"),
+        (#"url = [1]"#, "url.0"),
+        (#"metered_interval = "0s""#, "metered_interval"),
     ])
     func invalidValuesNameTheirKey(toml: String, key: String) {
         #expect { try decode(toml) } throws: { ($0 as? ConfigError)?.key == key }
+    }
+
+    @Test func urlTakesOneURLOrAList() throws {
+        #expect(try decode(#"url = "http://a.example/x""#).url.list == ["http://a.example/x"])
+        #expect(try decode(#"url = ["http://a.example/x", "https://b.example/y"]"#).url.list
+            == ["http://a.example/x", "https://b.example/y"])
     }
 
     @Test func httpsAndHeaderFormAreAccepted() throws {

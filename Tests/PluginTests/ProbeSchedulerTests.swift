@@ -211,6 +211,30 @@ import Testing
         await task.value
     }
 
+    @Test func aMeteredLinkIsProbedEveryMeteredIntervalWhileOnline() async {
+        let clock = TestClock()
+        let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30), meteredInterval: .seconds(300))
+        let recorder = Recorder()
+        let origin = clock.now
+        let task = Task {
+            await scheduler.run { _ in
+                recorder.starts.withLock { $0.append(origin.duration(to: clock.now)) }
+                // The monitor reads Metered once a round, as NetworkManager says it.
+                scheduler.setMetered(true)
+                return true
+            }
+        }
+        await settle()
+        await clock.advance(by: .seconds(299))
+        await settle()
+        #expect(recorder.starts.withLock { $0 } == [.zero])
+        await clock.advance(by: .seconds(1))
+        await settle()
+        #expect(recorder.starts.withLock { $0 } == [.zero, .seconds(300)])
+        task.cancel()
+        await task.value
+    }
+
     @Test func resumedAbandonsAProbeWaitingOutItsTimeout() async {
         let clock = TestClock()
         let scheduler = ProbeScheduler(clock: clock, interval: .seconds(30))

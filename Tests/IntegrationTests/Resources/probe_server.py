@@ -11,6 +11,7 @@ MODE:
   late       200 "NetworkManager is online", 3 s after the request (a slow but working server)
   huge       200 with a 10 MB body that starts with the expected text
   proxy      an HTTP proxy: answers "NetworkManager is online" to absolute-URI requests
+  unavailable  503 Service Unavailable (a check server in trouble)
 
 Every request line is appended to LOGFILE; `huge` also logs "sent N" with the
 number of body bytes the client took before it closed the connection.
@@ -79,6 +80,8 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             log(f"sent {sent}")
+        elif MODE == "unavailable":
+            self.reply(503, b"Service Unavailable\n", [("Retry-After", "10")])
         elif MODE == "proxy":
             if self.path.startswith("http://"):
                 self.reply(200, ONLINE)

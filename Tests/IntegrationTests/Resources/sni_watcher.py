@@ -102,6 +102,7 @@ def layout(connection, name, path):
     def node(value):
         ident, properties, children = value
         return {"id": ident, "label": properties.get("label", ""), "enabled": properties.get("enabled", True),
+                "visible": properties.get("visible", True),
                 "submenu": properties.get("children-display", "") == "submenu",
                 "children": [node(c) for c in children]}
 

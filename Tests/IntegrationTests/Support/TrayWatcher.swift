@@ -100,15 +100,19 @@ final class TrayWatcher: @unchecked Sendable {
 struct MenuNode {
     var label: String
     var enabled: Bool
+    /// A host draws no item whose `visible` is false.
+    var visible: Bool
     var children: [MenuNode]
 
     init(_ json: [String: Any]) {
         label = json["label"] as? String ?? ""
         enabled = json["enabled"] as? Bool ?? true
+        visible = json["visible"] as? Bool ?? true
         children = (json["children"] as? [[String: Any]] ?? []).map(MenuNode.init)
     }
 
-    var labels: [String] { children.map(\.label) }
+    /// The labels a host shows.
+    var labels: [String] { children.filter(\.visible).map(\.label) }
 
     func child(_ label: String) -> MenuNode? { children.first { $0.label == label } }
 }

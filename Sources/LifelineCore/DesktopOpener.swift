@@ -1,25 +1,27 @@
 import Glibc
-import LifelineCore
 
-/// "Open log": `xdg-open FILE`, started straight from its argument list (no
-/// shell sees the path), with nothing of the daemon's on its standard streams.
-/// The sink does not wait for it: the desktop's viewer may stay open for hours.
-/// It is reaped in the background, so it leaves no zombie.
-enum LogOpener {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+/// `xdg-open ARGUMENT`: the desktop's own handler (the default browser for a
+/// URL, the viewer for a file), found on `PATH`, started straight from its
+/// argument list (no shell sees the argument) with nothing of the daemon's on
+/// its standard streams. Never waited for (a browser may stay open for hours),
+/// and reaped in the background so it leaves no zombie.
+public enum DesktopOpener {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Starts the opener; throws when it cannot start (not installed).
-    static func open(_ path: String, opener: String = "xdg-open") throws {
+    public static func open(_ argument: String, opener: String = "xdg-open") throws(Failure) {
         let input = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC), output = Glibc.open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { for fd in [input, output] where fd >= 0 { close(fd) } }
-        var spawn = Spawn(.searched(opener), arguments: [opener, path])
+        var spawn = Spawn(.searched(opener), arguments: [opener, argument])
         (spawn.standardInput, spawn.standardOutput, spawn.standardError) = (input, output, output)
         // A group of its own: a signal meant for the daemon's group is not its.
         spawn.newProcessGroup = true
         let pid: pid_t
-        do throws(Spawn.Failure) { pid = try spawn.start() } catch { throw Failure(description: "\(opener): \(String(cString: strerror(error.code)))") }
+        do throws(Spawn.Failure) { pid = try spawn.start() } catch {
+            throw Failure(description: "\(opener): \(String(cString: strerror(error.code)))")
+        }
         Task { await reap(pid) }
     }
 

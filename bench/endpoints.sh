@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Several check endpoints (issue 27): how long a real outage takes to become
+# `limited` with one check URL and with two, when the uplink is blackholed
+# (nftables drops everything from the namespace: SYNs go unanswered) and when
+# the check servers refuse (a TCP reset at once). The second endpoint is asked
+# only when the first fails, so two cost at most its bounded connect per round.
+#
+# A private namespace whose default route leads to this machine's veth end,
+# where two check servers run on two addresses (Tests/IntegrationTests/
+# Resources/probe_server.py). Settings: the defaults (timeout 5s, failures 2,
+# debounce down 2s) but `interval`, shortened to 5s so a run takes minutes.
+# Nothing leaves the machine. Needs root, ip, nft, python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib/lab.sh
+bin=${LIFELINE_BIN:-$PWD/.build/release/lifeline}
+rounds=${ENDPOINTS_BENCH_ROUNDS:-5}
+
+if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v nft >/dev/null || ! command -v python3 >/dev/null; then
+  echo "skipped: the endpoints benchmark needs root, ip, nft and python3"
+  exit 0
+fi
+
+tag=$$
+ns=llep-$tag a=lea$tag b=leb$tag table=llep_$tag
+net=${ENDPOINTS_BENCH_NET:-10.216.$(( tag % 200 + 20 ))}
+host=$net.1 second=$net.3 nsaddr=$net.2
+work=$(mktemp -d)
+pids=()
+servers=()
+cleanup() {
+  for p in "${pids[@]}" "${servers[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  nft delete table inet "$table" 2>/dev/null || true
+  ip netns del "$ns" 2>/dev/null || true
+  ip link del "$a" 2>/dev/null || true
+  rm -rf "/etc/netns/$ns" "$work"
+}
+trap cleanup EXIT
+
+lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
+ip addr add "$second/24" dev "$a"
+script=$PWD/Tests/IntegrationTests/Resources/probe_server.py
+
+start_servers() {
+  for address in "$host" "$second"; do
+    rm -f "$work/server-$address.out"
+    python3 "$script" ok "$address" 8080 "$work/requests-$address.log" > "$work/server-$address.out" &
+    servers+=($!)
+    for _ in $(seq 500); do grep -q ready "$work/server-$address.out" 2>/dev/null && break; sleep 0.01; done
+  done
+}
+stop_servers() {
+  for p in "${servers[@]}"; do kill -9 "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  servers=()
+}
+blackhole() {
+  nft add table inet "$table"
+  nft add chain inet "$table" in '{ type filter hook input priority 0; policy accept; }'
+  nft add rule inet "$table" in iifname "$a" drop
+}
+heal() { nft delete table inet "$table" 2>/dev/null || true; }
+
+write_config() {
+  cat > "$work/config.toml" <<TOML
+[[monitor]]
+kind = "netlink"
+
+[[monitor]]
+kind = "probe"
+url = [$1]
+interval = "5s"
+
+[[sink]]
+kind = "log"
+path = "$work/events.jsonl"
+TOML
+}
+start_daemon() {
+  rm -rf "$work/run"; mkdir -p "$work/run"
+  XDG_RUNTIME_DIR="$work/run" XDG_STATE_HOME="$work/state" LIFELINE_LOG_LEVEL=warning \
+    ip netns exec "$ns" "$bin" daemon --config "$work/config.toml" >> "$work/daemon.log" 2>&1 &
+  daemon=$!
+  pids+=("$daemon")
+  wait_state online 10000
+}
+
+one="\"http://$host:8080/check_network_status.txt\""
+two="$one, \"http://$second:8080/check_network_status.txt\""
+printf '%-14s %-11s %s\n' endpoints outage "time to limited, ms (each round; the outage starts at a random point of the interval)"
+for setup in one two; do
+  write_config "${!setup}"
+  start_servers
+  start_daemon
+  for outage in blackholed refused; do
+    times=()
+    for _ in $(seq "$rounds"); do
+      sleep "$(( RANDOM % 5 )).$(( RANDOM % 10 ))"
+      t0=$(now_ms)
+      if [[ $outage == blackholed ]]; then blackhole; else stop_servers; fi
+      wait_state limited 60000 || true
+      times+=($(( $(now_ms) - t0 )))
+      if [[ $outage == blackholed ]]; then heal; else start_servers; fi
+      wait_state online 60000 || true
+    done
+    printf '%-14s %-11s %s\n' "$setup" "$outage" "${times[*]}"
+  done
+  kill "$daemon"; wait "$daemon" 2>/dev/null || true
+  stop_servers
+done
