@@ -172,7 +172,12 @@ import Testing
         var env = try box.lonelyEnvironment()  // systemd-analyze --user needs a runtime folder
         env["MANPATH"] = prefix + "/share/man"
         let verified = try Harness.run(["systemd-analyze", "--user", "verify", prefix + "/lib/systemd/user/lifeline.service"], environment: env)
-        #expect(verified.status == 0 && verified.stderr.isEmpty, "\(verified.stderr)")
+        // systemd loads every user unit installed on the machine, and other
+        // packages' complaints are theirs: mako's and swaync's units claim the
+        // notification bus name that dunst's also claims ("Two services
+        // allocated for the same bus name"). Only what names our unit counts.
+        let ours = verified.stderr.split(separator: "\n").filter { $0.contains("lifeline") }
+        #expect(verified.status == 0 && ours.isEmpty, "\(verified.stderr)")
     }
 
     /// Each shell finds the completion file where it was installed and completes a subcommand.

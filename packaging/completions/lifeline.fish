@@ -154,7 +154,7 @@ complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_opti
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline run" version' -l 'version' -d 'Show the version.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline run" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" json' -l 'json' -d 'Print the checks and the verdict as one JSON object.'
-complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" url' -l 'url' -d 'The check URL (default: the config\'s probe url).' -rfka ''
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" url' -l 'url' -d 'The check URL (default: the config\'s probe urls).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" timeout' -l 'timeout' -d 'Timeout of each network check (default: the config\'s probe timeout).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" version' -l 'version' -d 'Show the version.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" h help' -s 'h' -l 'help' -d 'Show help information.'

@@ -228,7 +228,7 @@ _lifeline_diagnose() {
     local -i ret=1
     local -ar arg_specs=(
         '--json[Print the checks and the verdict as one JSON object.]'
-        '--url[The check URL (default\: the config'\''s probe url).]:url:'
+        '--url[The check URL (default\: the config'\''s probe urls).]:url:'
         '--timeout[Timeout of each network check (default\: the config'\''s probe timeout).]:timeout:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
