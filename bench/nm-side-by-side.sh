@@ -174,9 +174,9 @@ scenario blocked "names 0.0.0.0; kill -HUP $dnsmasq_pid" "names $a; kill -HUP $d
 scenario 503 "stop_server $a; start_server unavailable $a" "stop_server $a; start_server ok $a"
 scenario outage "dark $a $b $dns" "light"
 
-python3 - "$work" "${BENCH_RESULTS:-/dev/null}" <<'PY'
+python3 - "$work" "${BENCH_RESULTS:-/dev/null}" "$hold" <<'PY'
 import json, re, sys
-work, results = sys.argv[1], sys.argv[2]
+work, results, hold = sys.argv[1], sys.argv[2], sys.argv[3]
 marks = {}
 for line in open(f"{work}/marks"):
     what, name, ms = line.split()
@@ -225,8 +225,9 @@ def cell(alarms, ends, begin, end):
     held = sum(min([e for e in ends if e > t] + [end]) - t for t, _ in inside)
     return len(inside), "%d (%s after %.1f s, held %.0f s)" % (len(inside), " ".join(kinds), first, held)
 
-LABELS = {"blackholed": "A blackholed (60 s)", "blocked": "A's name answered 0.0.0.0 (60 s)",
-          "503": "A answers 503 (60 s)", "outage": "real outage: A, B, DNS dark (60 s)"}
+LABELS = {"blackholed": "A blackholed", "blocked": "A's name answered 0.0.0.0",
+          "503": "A answers 503", "outage": "real outage: A, B, DNS dark"}
+LABELS = {k: "%s (%s s)" % (v, hold) for k, v in LABELS.items()}
 print("%-36s | %s" % ("scenario", " | ".join(s for s, _ in sides)))
 out = open(results, "a")
 for name in scenarios:
