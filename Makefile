@@ -33,8 +33,6 @@ TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim adwaita-icon-theme
 # The toast on the notification servers of sway (mako, swaync) and GNOME Shell (whose
 # org.freedesktop.Notifications is a gjs service the bus starts, and gnome-shell does not depend on gjs).
 TEST_PACKAGES += mako-notifier sway-notification-center gnome-shell gjs
-# A real NetworkManager as a peer: the NetworkManager lab tests and bench/nm-side-by-side.sh.
-TEST_PACKAGES += network-manager
 # The side-by-side benchmark drives GLib's GNetworkMonitor from Python.
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine python3-gi gir1.2-glib-2.0
 # `make install`: where, a staging root, and where the binaries were built.
