@@ -92,8 +92,10 @@ chmod 700 "$work/run"
 export TMUX_TMPDIR=$work/tmux
 : > "$work/feed.jsonl"
 # The embedded defaults (`lifeline config show`, no config file yet) with the
-# check URL in the lab, and an exec monitor whose lines the driver writes.
-defaults=$(XDG_CONFIG_HOME=$work/config "$bin" config show | sed "s|^url = \"http://nmcheck.gnome.org/|url = \"http://$gw:8080/|")
+# lab's check server in place of the default list (the lab has one server and
+# no resolver for the others' names), and an exec monitor whose lines the driver writes.
+defaults=$(XDG_CONFIG_HOME=$work/config "$bin" config show \
+  | sed "s|^url = \\[\"http://nmcheck.gnome.org/\([^\"]*\)\".*|url = \"http://$gw:8080/\1\"|")
 grep -q "^url = \"http://$gw:8080/" <<<"$defaults" || { echo "soak: the defaults name no probe URL to move into the lab" >&2; exit 2; }
 cat > "$work/config/lifeline/config.toml" <<TOML
 $defaults

@@ -71,7 +71,9 @@ lab_default_config() {
     local address=$1
     export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$work/no-system-bus
     local config
-    config=$("$bin" config show | sed "s|^url = \"http://nmcheck.gnome.org/|url = \"http://$address:8080/|")
+    # The lab's one check server in place of the default list (the lab has no
+    # resolver for the other servers' names).
+    config=$("$bin" config show | sed "s|^url = \\[\"http://nmcheck.gnome.org/\([^\"]*\)\".*|url = \"http://$address:8080/\1\"|")
     grep -q "^url = \"http://$address:8080/" <<<"$config" || { echo "lab: the defaults name no probe URL to move into the lab" >&2; return 1; }
     printf '%s\n' "$config"
 }
