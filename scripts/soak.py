@@ -214,7 +214,10 @@ def read_log():
         with open(path) as f:
             for line in f:
                 if line.strip():
-                    events.append(json.loads(line))
+                    record = json.loads(line)
+                    # Sleep, wake and stop marks carry no sequence: transitions only.
+                    if "mark" not in record:
+                        events.append(record)
     events.sort(key=lambda e: e["sequence"])
     return events
 
