@@ -114,7 +114,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "LifelineTestKit", dependencies: ["LifelineCore"]),
+        .target(name: "LifelineTestKit", dependencies: ["LifelineCore", "CProcess"]),
         // libcurl's header (libcurl4-gnutls-dev) and the loader that opens the library when a probe first needs it.
         .target(name: "CCurl"),
         .executableTarget(
