@@ -8,6 +8,11 @@ DBUS_SYSTEM_BUS_ADDRESS (the tests' private stand-in for the system bus).
   nm_mock.py metered N                        Metered (1 yes, 2 no)
   nm_mock.py checking on|off                  ConnectivityCheckEnabled
   nm_mock.py flap COUNT SECONDS               Connectivity LIMITED/FULL, COUNT changes spread over SECONDS
+  nm_mock.py held-primary NAME TYPE IFACE METERED
+                                              like primary, but the first GetAll of the new connection
+                                              is answered only on `answer IFACE` (a NetworkManager that
+                                              is slow to reply; the mock answers everything else meanwhile)
+  nm_mock.py answer IFACE                     answers that held GetAll, with the properties of when it was asked
 """
 import sys
 import time
@@ -17,6 +22,26 @@ import dbus
 NM = 'org.freedesktop.NetworkManager'
 MANAGER = '/org/freedesktop/NetworkManager'
 MOCK = 'org.freedesktop.DBus.Mock'
+TEST = 'org.lifeline.Test'
+
+# Run inside the mock (python-dbusmock executes a method's code with `self` the
+# object). The held GetAll replies through dbus-python's asynchronous callbacks,
+# so the mock's loop keeps serving every other call while this one waits.
+HOLD = '''
+def held(obj, interface_name, answer, fail):
+    obj.log(f'GetAll {obj.path} {interface_name} (held)')
+    obj.held = (answer, dict(obj.props.get(interface_name, {})))
+    del obj.methods[dbus.PROPERTIES_IFACE]['GetAll']
+held = dbus.service.method(dbus.PROPERTIES_IFACE, in_signature='s', out_signature='a{sv}',
+                           async_callbacks=('answer', 'fail'))(held)
+self.methods.setdefault(dbus.PROPERTIES_IFACE, {})['GetAll'] = ('s', 'a{sv}', None, held)
+'''
+ANSWER = '''
+answer, props = self.held
+del self.held
+self.log(f'GetAll {self.path} answered')
+answer(props)
+'''
 
 bus = dbus.SystemBus()
 mock = dbus.Interface(bus.get_object(NM, MANAGER), MOCK)
@@ -32,23 +57,40 @@ def manager_property(name, value):
     mock.SetProperty(MANAGER, NM, name, value)
 
 
-def primary(name, conn_type, iface, metered):
+def active_path(iface):
+    return '/org/freedesktop/NetworkManager/ActiveConnection/' + iface
+
+
+def primary(name, conn_type, iface, metered, held=False):
     device = '/org/freedesktop/NetworkManager/Devices/' + iface
     mock.AddObject(device, NM + '.Device', {'Interface': iface, 'State': dbus.UInt32(100)}, [])
-    active = '/org/freedesktop/NetworkManager/ActiveConnection/' + iface
+    active = active_path(iface)
     mock.AddObject(active, NM + '.Connection.Active', {
         'Id': name, 'Type': conn_type, 'Devices': dbus.Array([dbus.ObjectPath(device)], signature='o'),
         'State': dbus.UInt32(2), 'Default': True,
     }, [])
+    if held:
+        test_call(active, 'HoldNextGetAll', HOLD)
     manager_property('ConnectivityCheckEnabled', dbus.Boolean(True, variant_level=1))
     manager_property('Metered', dbus.UInt32(int(metered), variant_level=1))
     manager_property('PrimaryConnection', dbus.ObjectPath(active, variant_level=1))
+
+
+def test_call(path, method, code):
+    """Adds `method` running `code` to the mock's object at `path`, and calls it."""
+    obj = bus.get_object(NM, path)
+    dbus.Interface(obj, MOCK).AddMethod(TEST, method, '', '', code)
+    obj.get_dbus_method(method, TEST)()
 
 
 def main(argv):
     command, args = argv[1], argv[2:]
     if command == 'primary':
         primary(*args)
+    elif command == 'held-primary':
+        primary(*args, held=True)
+    elif command == 'answer':
+        test_call(active_path(args[0]), 'AnswerHeldGetAll', ANSWER)
     elif command == 'state':
         mock.SetGlobalConnectionState(dbus.UInt32(int(args[0])))
     elif command == 'connectivity':
