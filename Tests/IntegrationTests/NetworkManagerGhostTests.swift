@@ -72,8 +72,9 @@ import Testing
         }
         #expect(fixture.process?.isRunning == true)
 
-        // NetworkManager answers the old GetAll: the old monitor reads the device,
-        // publishes Cafe, then "disconnected" (what it heard meanwhile), and ends.
+        // NetworkManager answers the old GetAll, about 6 s after it was asked (the
+        // monitor waits up to 10 s): the old monitor reads the device, publishes
+        // Cafe, then "disconnected" (what it heard meanwhile), and ends.
         let deviceReads = nm.calls.components(separatedBy: Self.cafeDevice).count
         try nm.set("answer", "wlan1")
         await Harness.waitUntil("the old monitor reading on") {
