@@ -3,9 +3,11 @@
 from an outage published by the bus to the server's reply to our Notify.
 
 Per server, a private session bus and the server on its headless desktop: dunst
-on Xvfb; mako and swaync on headless sway and GNOME Shell 43 headless, these as
-the user `nobody` (GNOME Shell with python-dbusmock's logind on a private system
-bus). The daemon runs as root with an exec monitor fed through a file and
+on Xvfb; mako and swaync on headless sway, GNOME Shell 43 headless and KDE
+Plasma's plasmashell on Xvfb, these as the user `nobody` (GNOME Shell with
+python-dbusmock's logind on a private system bus; plasmashell with the activity
+manager and kded5 it needs, started here rather than by its bus, which would
+leave them running). The daemon runs as root with an exec monitor fed through a file and
 `down = "0s"`, so the log's `since` is the moment of publication; dbus-monitor
 stamps the Notify call and its method return (matched by serial). Each round is
 one outage (a new toast) and its end (the toast closed). Percentiles are
@@ -16,7 +18,7 @@ import json, math, os, re, shutil, signal, statistics, subprocess, sys, tempfile
 
 lifeline = sys.argv[1]
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-servers = sys.argv[3:] or ["dunst", "mako", "swaync", "gnome-shell"]
+servers = sys.argv[3:] or ["dunst", "mako", "swaync", "gnome-shell", "plasma"]
 USER, GROUP = "nobody", "nogroup"
 procs = []
 
@@ -72,13 +74,20 @@ def desktop(server, work):
     shutil.chown(run, USER, GROUP)
     os.chmod(run, 0o700)
     user_env = {"PATH": "/usr/bin:/bin", "HOME": work, "XDG_RUNTIME_DIR": run, "NO_AT_BRIDGE": "1", "GTK_A11Y": "none"}
+    if server in ("dunst", "plasma"):
+        display = ":%d" % (150 + os.getpid() % 50)
+        while os.path.exists("/tmp/.X11-unix/X" + display[1:]):
+            display = ":%d" % (int(display[1:]) + 1)
+        start(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        wait_for(lambda: os.path.exists("/tmp/.X11-unix/X" + display[1:]))
     if server == "dunst":
         address = bus(work, "bus")
-        display = ":%d" % (150 + os.getpid() % 50)
-        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY=display)
-        start(["Xvfb", display, "-screen", "0", "1024x600x24", "-nolisten", "tcp"])
-        wait_for(lambda: os.path.exists("/tmp/.X11-unix/X" + display[1:]))
-        start(["dunst"], env)
+        start(["dunst"], dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY=display))
+    elif server == "plasma":
+        address = bus(work, "bus", user=True)
+        env = dict(user_env, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY=display, QT_QPA_PLATFORM="xcb")
+        for argv in (["/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"], ["kded5"], ["plasmashell"]):
+            start(as_user(argv, env))
     elif server in ("mako", "swaync"):
         address = bus(work, "bus")
         with open(work + "/sway.conf", "w") as f:
@@ -174,6 +183,13 @@ def measure(server):
             p.send_signal(signal.SIGKILL)
             p.wait()
         del procs[mine:]
+        # plasmashell's KIO workers run in sessions of their own and name its folder.
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if work.encode() in open("/proc/%s/cmdline" % pid, "rb").read():
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(daemon_dir, ignore_errors=True)
 
