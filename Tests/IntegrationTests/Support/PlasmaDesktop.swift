@@ -186,6 +186,29 @@ final class PlasmaDesktop: @unchecked Sendable {
     /// The panel along the bottom of the screen; its system tray is at its right end.
     var panel: Window? { windows(ofType: "_NET_WM_WINDOW_TYPE_DOCK").first { $0.width == Self.screen.width } }
 
+    /// The popup once it is alone, drawn and in place: Plasma maps a popup some
+    /// time before it draws it, slides it in, and slides the others up while the
+    /// one before (a "Back online") goes; a click before then is lost or lands on
+    /// another. Alike twice, 200 ms apart, in place and picture (bounded: 20 s).
+    func drawnPopup() -> Window? {
+        let picture = root.appendingPathComponent("popup.png"), previous = root.appendingPathComponent("popup-before.png")
+        var last: Window?
+        for _ in 0..<100 {
+            try? FileManager.default.removeItem(at: previous)
+            try? FileManager.default.moveItem(at: picture, to: previous)
+            Thread.sleep(forTimeInterval: 0.2)
+            let all = popups
+            guard all.count == 1, let now = all.first,
+                  (try? Harness.run(["import", "-display", display, "-window", "root", "-crop",
+                                     "\(now.width)x\(now.height)+\(now.x)+\(now.y)", "+repage", picture.path]).status) == 0
+            else { continue }
+            defer { last = now }
+            if now == last, WaylandTray.colours(picture) > 16, WaylandTray.differingPixels(previous, picture) == 0 { return now }
+        }
+        Issue.record("no popup drawn and in place: \(popups)")
+        return nil
+    }
+
     /// Clicks at a point of `window`, measured from its bottom-right corner, as a user would.
     func click(_ window: Window, fromRight: Int, fromBottom: Int) throws {
         let r = try Harness.run(["xdotool", "mousemove", "\(window.x + window.width - fromRight)",

@@ -376,15 +376,7 @@ final class PlasmaToastScreen: ToastScreen, @unchecked Sendable {
         case "Mute for 1 hour": fromRight = 64
         default: return false
         }
-        // Plasma slides a popup in: the button is where it was only once it stops.
-        var popup: PlasmaDesktop.Window?
-        for _ in 0..<100 {
-            let now = desktop.popups.last
-            if let now, now == popup { break }
-            popup = now
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        guard let popup else { return false }
+        guard let popup = desktop.drawnPopup() else { return false }
         try desktop.click(popup, fromRight: fromRight, fromBottom: 20)
         return true
     }
