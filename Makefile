@@ -36,7 +36,7 @@ TEST_PACKAGES += mako-notifier sway-notification-center gnome-shell gjs
 # KDE Plasma's notification server and system tray: plasmashell, the activity manager and
 # kded5 come with plasma-workspace; its desktop shell (panel layout) is plasma-desktop-data.
 TEST_PACKAGES += plasma-workspace plasma-desktop-data
-# The desktops are most of the install time (Plasma alone is some 340 packages, 3–4 min):
+# The desktops are most of the install time (Plasma alone is some 320 packages, 3–4 min):
 # `make test` installs them while it builds the tests, and no test runs before both are done.
 BACKGROUND_PACKAGES = gnome-shell gjs plasma-workspace plasma-desktop-data chromium
 # The side-by-side benchmark drives GLib's GNetworkMonitor from Python.
