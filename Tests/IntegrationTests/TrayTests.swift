@@ -383,9 +383,10 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    /// The system tray's part of Plasma's panel, left of the clock, once it
-    /// differs from `unlike` and is drawn (two pictures alike); the whole screen
-    /// is kept as `artifacts/tray-plasma-<state>.png`.
+    /// The left end of Plasma's panel, where its tray and clock are (without
+    /// plasma-desktop's task manager they sit at the left), once it differs from
+    /// `unlike` and is drawn (two pictures alike); the whole screen is kept as
+    /// `artifacts/tray-plasma-<state>.png`.
     static func trayCorner(_ plasma: PlasmaDesktop, state: String, unlike: URL?) async throws -> URL {
         let corner = plasma.root.appendingPathComponent("\(state)-corner.png")
         let deadline = ContinuousClock.now + .seconds(20)
