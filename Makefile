@@ -33,6 +33,12 @@ TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim adwaita-icon-theme
 # The toast on the notification servers of sway (mako, swaync) and GNOME Shell (whose
 # org.freedesktop.Notifications is a gjs service the bus starts, and gnome-shell does not depend on gjs).
 TEST_PACKAGES += mako-notifier sway-notification-center gnome-shell gjs
+# KDE Plasma's notification server and system tray: plasmashell, the activity manager and
+# kded5 come with plasma-workspace; its desktop shell (panel layout) is plasma-desktop-data.
+TEST_PACKAGES += plasma-workspace plasma-desktop-data
+# The desktops are most of the install time (Plasma alone is some 320 packages, 3–4 min):
+# `make test` installs them while it builds the tests, and no test runs before both are done.
+BACKGROUND_PACKAGES = gnome-shell gjs plasma-workspace plasma-desktop-data chromium
 # The side-by-side benchmark drives GLib's GNetworkMonitor from Python.
 BENCH_PACKAGES = $(TEST_PACKAGES) hyperfine python3-gi gir1.2-glib-2.0
 # `make install`: where, a staging root, and where the binaries were built.
@@ -41,7 +47,7 @@ DESTDIR ?=
 BUILD_DIR ?= .build/release
 DEB_DIR ?= .
 
-.PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean install uninstall deb
+.PHONY: run build release test bench fuzz fuzz-ci deps test-deps test-deps-first clean install uninstall deb
 
 run: deps release
 	.build/release/lifeline daemon
@@ -51,6 +57,9 @@ deps:
 
 test-deps:
 	@scripts/ensure-packages.sh $(TEST_PACKAGES)
+
+test-deps-first:
+	@scripts/ensure-packages.sh $(filter-out $(BACKGROUND_PACKAGES),$(TEST_PACKAGES))
 
 build: deps
 	$(SWIFT) build
@@ -78,8 +87,11 @@ deb: release
 # scripts/no-leftovers.sh fails the run if any process a test started outlives it.
 # The packaging tests install and check the .deb built here, before them: a test
 # cannot run SwiftPM while `swift test` holds the build folder.
-test: test-deps
-	$(SWIFT) build --build-tests
+test: test-deps-first
+	@mkdir -p .build
+	@scripts/ensure-packages.sh $(BACKGROUND_PACKAGES) >.build/background-packages.log 2>&1 & packages=$$!; \
+	  $(SWIFT) build --build-tests; built=$$?; \
+	  wait $$packages || { cat .build/background-packages.log; exit 1; }; exit $$built
 	$(MAKE) deb DEB_DIR=.build/deb
 	scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel
 

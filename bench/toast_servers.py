@@ -3,9 +3,11 @@
 from an outage published by the bus to the server's reply to our Notify.
 
 Per server, a private session bus and the server on its headless desktop: dunst
-on Xvfb; mako and swaync on headless sway and GNOME Shell 43 headless, these as
-the user `nobody` (GNOME Shell with python-dbusmock's logind on a private system
-bus). The daemon runs as root with an exec monitor fed through a file and
+on Xvfb; mako and swaync on headless sway, GNOME Shell 43 headless and KDE
+Plasma's plasmashell on Xvfb, these as the user `nobody` (GNOME Shell with
+python-dbusmock's logind on a private system bus; plasmashell with the activity
+manager and kded5 it needs, started here rather than by its bus, which would
+leave them running). The daemon runs as root with an exec monitor fed through a file and
 `down = "0s"`, so the log's `since` is the moment of publication; dbus-monitor
 stamps the Notify call and its method return (matched by serial). Each round is
 one outage (a new toast) and its end (the toast closed). Percentiles are
@@ -16,7 +18,7 @@ import json, math, os, re, shutil, signal, statistics, subprocess, sys, tempfile
 
 lifeline = sys.argv[1]
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-servers = sys.argv[3:] or ["dunst", "mako", "swaync", "gnome-shell"]
+servers = sys.argv[3:] or ["dunst", "mako", "swaync", "gnome-shell", "plasma"]
 USER, GROUP = "nobody", "nogroup"
 procs = []
 
@@ -65,20 +67,27 @@ def owned(address, name="org.freedesktop.Notifications"):
 
 
 def desktop(server, work):
-    """Starts `server` on a headless desktop; returns its session bus address."""
+    """Starts `server` on a headless desktop; returns its session bus address and X display (or None)."""
     run = work + "/run"
     os.makedirs(run)
     shutil.chown(work, USER, GROUP)
     shutil.chown(run, USER, GROUP)
     os.chmod(run, 0o700)
     user_env = {"PATH": "/usr/bin:/bin", "HOME": work, "XDG_RUNTIME_DIR": run, "NO_AT_BRIDGE": "1", "GTK_A11Y": "none"}
+    if server in ("dunst", "plasma"):
+        display = ":%d" % (150 + os.getpid() % 50)
+        while os.path.exists("/tmp/.X11-unix/X" + display[1:]):
+            display = ":%d" % (int(display[1:]) + 1)
+        start(["Xvfb", display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        wait_for(lambda: os.path.exists("/tmp/.X11-unix/X" + display[1:]))
     if server == "dunst":
         address = bus(work, "bus")
-        display = ":%d" % (150 + os.getpid() % 50)
-        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY=display)
-        start(["Xvfb", display, "-screen", "0", "1024x600x24", "-nolisten", "tcp"])
-        wait_for(lambda: os.path.exists("/tmp/.X11-unix/X" + display[1:]))
-        start(["dunst"], env)
+        start(["dunst"], dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY=display))
+    elif server == "plasma":
+        address = bus(work, "bus", user=True)
+        env = dict(user_env, DBUS_SESSION_BUS_ADDRESS=address, DISPLAY=display, QT_QPA_PLATFORM="xcb")
+        for argv in (["/usr/lib/x86_64-linux-gnu/libexec/kactivitymanagerd"], ["kded5"], ["plasmashell"]):
+            start(as_user(argv, env))
     elif server in ("mako", "swaync"):
         address = bus(work, "bus")
         with open(work + "/sway.conf", "w") as f:
@@ -109,7 +118,35 @@ def desktop(server, work):
                       dict(user_env, DBUS_SESSION_BUS_ADDRESS=address, DBUS_SYSTEM_BUS_ADDRESS=system,
                            XDG_SESSION_ID="bench")))
     wait_for(lambda: owned(address), timeout=90, what=server + " on the bus")
-    return address
+    if server == "plasma":
+        # plasmashell owns the name long before it has loaded its desktop, which
+        # holds its main thread (and so its answers) for tens of seconds.
+        def idle():
+            t = time.monotonic()
+            r = subprocess.run(["gdbus", "call", "--address", address, "--dest", "org.freedesktop.Notifications",
+                                "--object-path", "/org/freedesktop/Notifications", "--timeout", "2",
+                                "--method", "org.freedesktop.Notifications.GetServerInformation"], capture_output=True)
+            return r.returncode == 0 and time.monotonic() - t < 0.1
+        wait_for(lambda: all(idle() for _ in range(5)), timeout=120, step=0.5, what="plasmashell idle")
+    return address, (display if server in ("dunst", "plasma") else None)
+
+
+def popups(display):
+    """plasmashell's notification popups on screen. It draws them in software here, on
+    its main thread, which answers Notify too: a popup still sliding out holds the
+    reply for a second or more, which a desktop with a GPU does not see."""
+    tree = subprocess.run(["xwininfo", "-root", "-children", "-display", display], capture_output=True, text=True).stdout
+    count = 0
+    for line in tree.splitlines():
+        line = line.strip()
+        if not (line.startswith("0x") and '("plasmashell"' in line):
+            continue
+        wid = line.split()[0]
+        kind = subprocess.run(["xprop", "-display", display, "-id", wid, "_NET_WM_WINDOW_TYPE"], capture_output=True, text=True).stdout
+        if "_NET_WM_WINDOW_TYPE_NOTIFICATION" in kind and "IsViewable" in subprocess.run(
+                ["xwininfo", "-id", wid, "-display", display], capture_output=True, text=True).stdout:
+            count += 1
+    return count
 
 
 def measure(server):
@@ -118,7 +155,7 @@ def measure(server):
     mine = len(procs)
     daemon_dir = tempfile.mkdtemp(prefix="lifeline-toast-bench-daemon-")
     try:
-        address = desktop(server, work)
+        address, display = desktop(server, work)
 
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, XDG_RUNTIME_DIR=daemon_dir, LIFELINE_LOG_LEVEL="warning",
                    DBUS_SYSTEM_BUS_ADDRESS="unix:path=%s/none" % daemon_dir)
@@ -134,9 +171,11 @@ def measure(server):
                     '[[sink]]\nkind = "libnotify"\nback_online = false\n[[sink]]\nkind = "log"\npath = "%s"\n' % (feed, log))
         start([lifeline, "daemon", "--config", daemon_dir + "/config.toml"], env)
 
-        def say(state):
+        def say(state, n=0):
+            # Each outage says something new: Plasma refuses a toast like the one
+            # before it within a second ("Created too many similar notifications").
             with open(feed, "a") as f:
-                f.write(json.dumps({"state": state, "interface": "eth0", "reason": "bench"}) + "\n")
+                f.write(json.dumps({"state": state, "interface": "eth0", "reason": "bench %d" % n}) + "\n")
 
         def events():
             try:
@@ -156,15 +195,17 @@ def measure(server):
         say("online")
         wait_for(lambda: len(events()) == 1, what="the first event")
         samples = []
-        for _ in range(rounds):
+        for n in range(rounds):
             before = len(replies())
-            say("offline")
+            say("offline", n)
             wait_for(lambda: len(replies()) > before, what="the reply to Notify")
             published = [e for e in events() if e["state"] == "offline"][-1]["since"] / 1e6
             samples.append((replies()[before] - published) * 1000)
             say("online")
             wait_for(lambda: events()[-1]["state"] == "online")
             time.sleep(0.1)
+            if server == "plasma":
+                wait_for(lambda: popups(display) == 0, what="the popup gone", step=0.2)
         xs = sorted(samples)
         rank = lambda p: xs[max(0, math.ceil(p * len(xs)) - 1)]
         print("  %-12s published -> Notify reply   p50 %6.1f ms   p99 %6.1f ms   max %6.1f ms   (n=%d)"
@@ -174,6 +215,13 @@ def measure(server):
             p.send_signal(signal.SIGKILL)
             p.wait()
         del procs[mine:]
+        # plasmashell's KIO workers run in sessions of their own and name its folder.
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if work.encode() in open("/proc/%s/cmdline" % pid, "rb").read():
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(daemon_dir, ignore_errors=True)
 

@@ -5,22 +5,16 @@
 # Needs Xvfb, dbus-daemon, dunst, xwininfo and ImageMagick's import.
 #
 # scripts/screenshot-toast.sh servers: the toast on mako and swaync (headless
-# sway) and GNOME Shell (headless), offline, portal and back online side by side,
-# as artifacts/toast-<server>.png. The outage script of `ToastServersTests` draws
-# them (needs root, the test build and the Makefile's TEST_PACKAGES).
-#
-# scripts/screenshot-toast.sh plasma: the same on KDE Plasma's plasmashell on Xvfb,
-# as artifacts/toast-plasma.png (needs plasma-workspace and plasma-desktop, which
-# the tests do not install).
+# sway), GNOME Shell (headless) and KDE Plasma (plasmashell on Xvfb), offline,
+# portal and back online side by side, as artifacts/toast-<server>.png. The
+# outage script of `ToastServersTests` draws them (needs root, the test build
+# and the Makefile's TEST_PACKAGES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" = plasma ]; then
-  exec scripts/screenshot-toast-plasma.sh "${@:2}"
-fi
 if [ "${1:-}" = servers ]; then
   swift build --build-tests >/dev/null
   swift test --skip-build --filter ToastServersTests
-  ls artifacts/toast-mako.png artifacts/toast-swaync.png artifacts/toast-gnome-shell.png
+  ls artifacts/toast-mako.png artifacts/toast-swaync.png artifacts/toast-gnome-shell.png artifacts/toast-plasma.png
   exit
 fi
 bin=$(realpath "${1:-.build/debug/lifeline}")

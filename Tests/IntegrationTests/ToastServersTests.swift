@@ -13,6 +13,7 @@ import Testing
         case notificationDaemon = "notification-daemon"
         case mako, swaync
         case gnomeShell = "gnome-shell"
+        case plasma
 
         var description: String { rawValue }
 
@@ -45,6 +46,11 @@ import Testing
         case .gnomeShell:
             guard Harness.available(.rootAnd(GnomeShellScreen.tools + ["dbus-monitor"])), LogindMock.available() else { return nil }
             let screen = try GnomeShellScreen()
+            try await screen.start()
+            return screen
+        case .plasma:
+            guard PlasmaDesktop.available(["dbus-monitor"]) else { return nil }
+            let screen = try PlasmaToastScreen()
             try await screen.start()
             return screen
         }
@@ -166,6 +172,7 @@ import Testing
         let joined = all[0].replacingOccurrences(of: "-offline.png", with: ".png")
         let corner = switch server {
         case .gnomeShell: "560x150+360+0"
+        case .plasma: "480x280+0+520"
         case .mako, .swaync: "520x150+760+0"
         case .dunst, .xfce4Notifyd, .notificationDaemon: "480x200+544+0"
         }

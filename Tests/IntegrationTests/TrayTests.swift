@@ -343,6 +343,61 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// KDE Plasma's system tray: the icon registers with the watcher Plasma's
+    /// kded5 runs, Plasma's tray shows it in the panel while offline (an item
+    /// that is only Passive waits behind the tray's arrow), and its menu reads as
+    /// on any host.
+    @Test func plasmaShowsTheIconWhileOfflineAndItsMenuReads() async throws {
+        guard PlasmaDesktop.available(), TrayWatcher.available() else { return }
+        let plasma = try PlasmaDesktop()
+        try await plasma.start()
+        try await plasma.startTray()
+        let (fixture, net, _) = try daemon(on: plasma.environment, sinks: ["tray", "log"])
+        defer { Task { await fixture.stop() } }
+        try fixture.start()
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        var registered: [String] {
+            // as: ['<unique name>/StatusNotifierItem']
+            (plasma.watcherProperty("RegisteredStatusNotifierItems") ?? "").split(separator: "'").filter { $0.hasSuffix("/StatusNotifierItem") }
+                .map(String.init)
+        }
+        await Harness.waitUntil("the icon registered with Plasma's watcher") { registered.count == 1 }
+        let item = try #require(registered.first)
+        let name = String(item.prefix { $0 != "/" })
+        let host = TrayWatcher(busAddress: plasma.busAddress, log: URL(fileURLWithPath: fixture.path("host.jsonl")))
+        let menu = try #require(try host.menu(of: name, path: "/StatusNotifierItem/Menu"))
+        #expect(menu.labels == ["Check now", "Mute for 1 hour", "Recent outages", "Open log"])
+
+        let online = try await Self.trayCorner(plasma, state: "online", unlike: nil)
+        try net.say("offline", reason: "cable pulled")
+        await Harness.waitUntil("offline") { fixture.loggedStates() == ["online", "offline"] }
+        let offline = try await Self.trayCorner(plasma, state: "offline", unlike: online)
+        #expect(WaylandTray.differingPixels(online, offline) > 20, "the icon did not appear in Plasma's panel:\n\(plasma.logs)")
+        try net.say("online", interface: "eth0")
+        await Harness.waitUntil("online again") { fixture.loggedStates().last == "online" }
+        let again = try await Self.trayCorner(plasma, state: "online-again", unlike: offline)
+        // A few pixels of the clock's text differ from one drawing to the next; the icon is hundreds.
+        #expect(WaylandTray.differingPixels(online, again) <= 20, "back online, the panel is not as it was before the outage")
+        #expect(plasma.shellIsRunning)
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// The left end of Plasma's panel, where its tray and clock are (without
+    /// plasma-desktop's task manager they sit at the left), once it differs from
+    /// `unlike` and is drawn (two pictures alike); the whole screen is kept as
+    /// `artifacts/tray-plasma-<state>.png`.
+    static func trayCorner(_ plasma: PlasmaDesktop, state: String, unlike: URL?) async throws -> URL {
+        let corner = plasma.root.appendingPathComponent("\(state)-corner.png")
+        let deadline = ContinuousClock.now + .seconds(20)
+        repeat {
+            let shot = try await plasma.settledScreenshot(named: "tray-plasma-\(state).png", unlike: nil)
+            try Harness.run(["convert", shot.path, "-crop", "480x44+0+756", "+repage", corner.path])
+            if unlike.map({ WaylandTray.differingPixels($0, corner) > 20 }) ?? true { break }
+        } while ContinuousClock.now < deadline
+        return corner
+    }
+
     /// A tray host that stops answering (SIGSTOP after taking the registration,
     /// before replying) delays neither the daemon's D-Bus service nor the toast.
     @Test func aHungTrayHostDelaysNeitherTheServiceNorTheToast() async throws {

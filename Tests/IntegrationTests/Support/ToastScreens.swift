@@ -341,3 +341,52 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
         try? FileManager.default.removeItem(at: root)
     }
 }
+
+/// KDE Plasma's notification server: plasmashell on Xvfb (`PlasmaDesktop`). It
+/// tells no one what its popups say: the test reads that from the Notify calls
+/// and the pictures, counts the popups on screen, and clicks their buttons.
+final class PlasmaToastScreen: ToastScreen, @unchecked Sendable {
+    let desktop: PlasmaDesktop
+    /// The screen as last taken: the next picture must differ from it.
+    private var lastShot: URL?
+
+    init() throws { desktop = try PlasmaDesktop() }
+
+    func start() async throws {
+        try await desktop.start()
+        let empty = desktop.root.appendingPathComponent("empty.png")
+        try FileManager.default.moveItem(at: try desktop.screenshot(named: "toast-plasma-empty.png"), to: empty)
+        lastShot = empty
+    }
+
+    var serverName: String { "Plasma" }
+    var environment: [String: String] { desktop.environment }
+    var serverIsRunning: Bool { desktop.shellIsRunning }
+
+    func shown() -> [ShownToast] {
+        Array(repeating: ShownToast(summary: "?", body: "?", buttons: []), count: desktop.popups.count)
+    }
+
+    /// Plasma draws the actions as buttons along the popup's bottom, aligned
+    /// right: "Mute for 1 hour" last, "Check now" (≈ 165 px from the edge) before it.
+    func pick(_ label: String) throws -> Bool {
+        let fromRight: Int
+        switch label {
+        case "Check now": fromRight = 165
+        case "Mute for 1 hour": fromRight = 64
+        default: return false
+        }
+        guard let popup = desktop.drawnPopup() else { return false }
+        try desktop.click(popup, fromRight: fromRight, fromBottom: 20)
+        return true
+    }
+
+    func screenshot(named name: String, showing summary: String) async throws -> URL {
+        let shot = try await desktop.settledScreenshot(named: name, unlike: lastShot)
+        let kept = desktop.root.appendingPathComponent("last-shown.png")
+        try? FileManager.default.removeItem(at: kept)
+        try FileManager.default.copyItem(at: shot, to: kept)
+        lastShot = kept
+        return shot
+    }
+}

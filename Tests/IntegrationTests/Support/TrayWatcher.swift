@@ -32,10 +32,15 @@ final class TrayWatcher: @unchecked Sendable {
     let environment: [String: String]
     private var process: Spawned?
 
-    init(bus: PrivateBus, log: URL) {
+    convenience init(bus: PrivateBus, log: URL) {
+        self.init(busAddress: bus.address, log: log)
+    }
+
+    /// On another desktop's bus, where its own watcher may already run (then only `host` is used).
+    init(busAddress: String, log: URL) {
         self.log = log
         var env = ProcessInfo.processInfo.environment
-        env["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        env["DBUS_SESSION_BUS_ADDRESS"] = busAddress
         environment = env
     }
 
