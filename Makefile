@@ -7,6 +7,20 @@ RELEASE_FLAGS += -Xlinker -z -Xlinker now
 # No $ORIGIN run path: the binaries load no library of their own, and glibc refuses
 # to start a static PIE (the front `lifeline`) that carries one.
 RELEASE_FLAGS += --disable-local-rpath
+# Each binary's own link flags, which Package.swift passes to that binary's link alone
+# (a plain `swift build` links without them, and its binaries work as they are).
+# The front binary, fully static (a static PIE): `status` runs every second in a
+# status bar, and it starts faster with no library to load and bind (docs/benchmarks.md).
+FRONT_LINK = -static-executable -use-ld=lld -Xclang-linker -static-pie -Xlinker -z -Xlinker pack-relative-relocs
+# The daemon: no exported symbol table (no one looks symbols up in it), relocations packed.
+DAEMON_LINK = -use-ld=lld -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs
+# The code that runs from the start to idle, linked first and together, so the
+# pages mapped around each fault hold code that runs (scripts/hot-code-order.sh).
+DAEMON_LINK += -Xlinker --symbol-ordering-file=$(CURDIR)/Sources/lifeline-daemon/link/hot-code.order -Xlinker --no-warn-symbol-ordering
+# -lstdc++ finds link/libstdc++.so first, which names the static library: the
+# static Swift runtime takes the C++ code it uses, not the whole shared library.
+DAEMON_LINK += -L$(CURDIR)/Sources/lifeline-daemon/link
+SWIFT_RELEASE = LIFELINE_FRONT_LINK='$(FRONT_LINK)' LIFELINE_DAEMON_LINK='$(DAEMON_LINK)' $(SWIFT) build $(RELEASE_FLAGS)
 # Libraries the daemon links (pkg-config names them to SwiftPM), and libcurl's header
 # only: the probe loads libcurl when it first needs it (Sources/CCurl). libcurl's GnuTLS
 # flavour, as NetworkManager links: GnuTLS comes with libcurl's dependencies anyway
@@ -56,9 +70,9 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-cli
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-daemon
+	$(SWIFT_RELEASE) --product lifeline
+	$(SWIFT_RELEASE) --product lifeline-cli
+	$(SWIFT_RELEASE) --product lifeline-daemon
 
 # Every file's place is listed once, in scripts/install.sh. NO_BUILD=1 installs
 # the binaries BUILD_DIR holds without building (the tests install debug ones).
@@ -89,7 +103,7 @@ test: test-deps
 BENCH_OUT ?= .build/bench
 bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
+	$(SWIFT_RELEASE) --product lifeline-bench
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT) && cat /proc/loadavg > $(BENCH_OUT)/loadavg
 	@out=$$(realpath $(BENCH_OUT)); for script in bench/*.sh; do name=$$(basename "$$script" .sh); echo "== $$script"; \
 	  { BENCH_RESULTS=$$out/$$name.tsv bash "$$script" 2>&1; echo $$? > $$out/$$name.status; } | tee $$out/$$name.txt; \
