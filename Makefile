@@ -1,5 +1,5 @@
-# `make run` builds and starts the daemon with its embedded default config;
-# `make test` installs what the tests need and runs them all.
+# `make run` builds and starts the daemon with its embedded default config, and
+# prints each state it publishes; `make test` installs what the tests need and runs them all.
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # Full RELRO, as Debian builds programs: every symbol bound at start, the GOT read-only.
@@ -57,8 +57,10 @@ DEB_DIR ?= .
 
 .PHONY: run build release test bench fuzz fuzz-ci deps test-deps clean install uninstall deb
 
+# `lifeline watch` beside the daemon prints each published state, one line each;
+# Ctrl-C stops both (scripts/run.sh).
 run: deps release
-	.build/release/lifeline daemon
+	BUILD_DIR=.build/release scripts/run.sh
 
 deps:
 	@scripts/ensure-packages.sh $(BUILD_PACKAGES)
