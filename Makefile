@@ -101,7 +101,8 @@ test: test-deps
 
 # Each script's output is kept in BENCH_OUT (NAME.txt; NAME.tsv for numbers it
 # writes itself to $BENCH_RESULTS); scripts/bench-table.py then prints the one
-# table of them all and writes it into docs/benchmarks.md between its markers.
+# table of them all and writes it into docs/benchmarks.md between its markers, and
+# scripts/bench-methods.py writes each script's method beside it.
 BENCH_OUT ?= .build/bench
 bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
@@ -112,6 +113,7 @@ bench: release
 	  [ "$$(cat $$out/$$name.status)" = 0 ] || exit 1; done
 	@echo "== the table (docs/benchmarks.md)"
 	@python3 scripts/bench-table.py $(BENCH_OUT) docs/benchmarks.md
+	@python3 scripts/bench-methods.py docs/benchmarks.md
 
 # Soak: MINUTES of random faults and state changes against the release daemon
 # in a network-namespace lab; fails when an invariant breaks (scripts/soak.sh).

@@ -286,9 +286,9 @@ def table():
                 if len(parts) >= 2 and parts[0]:
                     unit = parts[2] if len(parts) > 2 else ""
                     rows.append(("other", parts[0], parts[3] if len(parts) > 3 else "—", name[:-4], (parts[1] + " " + unit).strip()))
-    lines = ["Written by `make bench` on %s UTC: %s. Release build (`--static-swift-stdlib`); each script's full"
+    lines = ["Written by `make bench` on %s UTC: %s. Release build (`make release`); each script's"
              % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), machine()),
-             "output and method are in its section below.", "",
+             "method is below, its full output in `.build/bench`.", "",
              "| area | measure | result | goal | script |", "|---|---|---|---|---|"]
     for area, measure, goal, script, cell in rows:
         if cell is None:
