@@ -1,5 +1,5 @@
-# `make run` builds and starts the daemon with its embedded default config;
-# `make test` installs what the tests need and runs them all.
+# `make run` builds and starts the daemon with its embedded default config, and
+# prints each state it publishes; `make test` installs what the tests need and runs them all.
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 # Full RELRO, as Debian builds programs: every symbol bound at start, the GOT read-only.
@@ -7,6 +7,20 @@ RELEASE_FLAGS += -Xlinker -z -Xlinker now
 # No $ORIGIN run path: the binaries load no library of their own, and glibc refuses
 # to start a static PIE (the front `lifeline`) that carries one.
 RELEASE_FLAGS += --disable-local-rpath
+# Each binary's own link flags, which Package.swift passes to that binary's link alone
+# (a plain `swift build` links without them, and its binaries work as they are).
+# The front binary, fully static (a static PIE): `status` runs every second in a
+# status bar, and it starts faster with no library to load and bind (docs/benchmarks.md).
+FRONT_LINK = -static-executable -use-ld=lld -Xclang-linker -static-pie -Xlinker -z -Xlinker pack-relative-relocs
+# The daemon: no exported symbol table (no one looks symbols up in it), relocations packed.
+DAEMON_LINK = -use-ld=lld -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs
+# The code that runs from the start to idle, linked first and together, so the
+# pages mapped around each fault hold code that runs (scripts/hot-code-order.sh).
+DAEMON_LINK += -Xlinker --symbol-ordering-file=$(CURDIR)/Sources/lifeline-daemon/link/hot-code.order -Xlinker --no-warn-symbol-ordering
+# -lstdc++ finds link/libstdc++.so first, which names the static library: the
+# static Swift runtime takes the C++ code it uses, not the whole shared library.
+DAEMON_LINK += -L$(CURDIR)/Sources/lifeline-daemon/link
+SWIFT_RELEASE = LIFELINE_FRONT_LINK='$(FRONT_LINK)' LIFELINE_DAEMON_LINK='$(DAEMON_LINK)' $(SWIFT) build $(RELEASE_FLAGS)
 # Libraries the daemon links (pkg-config names them to SwiftPM), and libcurl's header
 # only: the probe loads libcurl when it first needs it (Sources/CCurl). libcurl's GnuTLS
 # flavour, as NetworkManager links: GnuTLS comes with libcurl's dependencies anyway
@@ -49,8 +63,10 @@ DEB_DIR ?= .
 
 .PHONY: run build release test bench fuzz fuzz-ci deps test-deps test-deps-first clean install uninstall deb
 
+# `lifeline watch` beside the daemon prints each published state, one line each;
+# Ctrl-C stops both (scripts/run.sh).
 run: deps release
-	.build/release/lifeline daemon
+	BUILD_DIR=.build/release scripts/run.sh
 
 deps:
 	@scripts/ensure-packages.sh $(BUILD_PACKAGES)
@@ -65,9 +81,9 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-cli
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-daemon
+	$(SWIFT_RELEASE) --product lifeline
+	$(SWIFT_RELEASE) --product lifeline-cli
+	$(SWIFT_RELEASE) --product lifeline-daemon
 
 # Every file's place is listed once, in scripts/install.sh. NO_BUILD=1 installs
 # the binaries BUILD_DIR holds without building (the tests install debug ones).
@@ -97,17 +113,19 @@ test: test-deps-first
 
 # Each script's output is kept in BENCH_OUT (NAME.txt; NAME.tsv for numbers it
 # writes itself to $BENCH_RESULTS); scripts/bench-table.py then prints the one
-# table of them all and writes it into docs/benchmarks.md between its markers.
+# table of them all and writes it into docs/benchmarks.md between its markers, and
+# scripts/bench-methods.py writes each script's method beside it.
 BENCH_OUT ?= .build/bench
 bench: release
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
-	$(SWIFT) build $(RELEASE_FLAGS) --product lifeline-bench
+	$(SWIFT_RELEASE) --product lifeline-bench
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT) && cat /proc/loadavg > $(BENCH_OUT)/loadavg
 	@out=$$(realpath $(BENCH_OUT)); for script in bench/*.sh; do name=$$(basename "$$script" .sh); echo "== $$script"; \
 	  { BENCH_RESULTS=$$out/$$name.tsv bash "$$script" 2>&1; echo $$? > $$out/$$name.status; } | tee $$out/$$name.txt; \
 	  [ "$$(cat $$out/$$name.status)" = 0 ] || exit 1; done
 	@echo "== the table (docs/benchmarks.md)"
 	@python3 scripts/bench-table.py $(BENCH_OUT) docs/benchmarks.md
+	@python3 scripts/bench-methods.py docs/benchmarks.md
 
 # Soak: MINUTES of random faults and state changes against the release daemon
 # in a network-namespace lab; fails when an invariant breaks (scripts/soak.sh).

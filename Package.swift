@@ -18,6 +18,15 @@ let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
     ("TraySink", ["CDbusmenu", "CGLib", "LifelineDBus", "LifelineGLib", "LifelineProtocol", "LifelineReport"]),
 ]
 
+/// Link flags for one binary, given by `make release` in an environment variable
+/// (space-separated swiftc arguments): SwiftPM's command line cannot give them to
+/// one product alone, and `-Xswiftc` would change every module's compile command.
+/// A plain `swift build` sets none, and its binaries work as they are.
+func linkFlags(from variable: String) -> [LinkerSetting] {
+    let flags = (Context.environment[variable] ?? "").split(separator: " ").map(String.init)
+    return flags.isEmpty ? [] : [.unsafeFlags(flags)]
+}
+
 let package = Package(
     name: "lifeline",
     platforms: [.macOS(.v15)],
@@ -76,33 +85,14 @@ let package = Package(
             ] + plugins.map { .target(name: $0.name) }
         ),
         // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
-        // Linked fully static in release: `status` runs every second in a status bar, and a
-        // dynamically linked Swift program spends most of its 3 ms start binding libstdc++'s
-        // symbols; static, it starts in 1.7 ms instead of 3.2. It loads no library at run time.
         .executableTarget(
             name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"],
-            linkerSettings: [
-                .unsafeFlags(
-                    ["-static-executable", "-use-ld=lld", "-Xclang-linker", "-static-pie", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
-                    .when(configuration: .release))
-            ]
+            linkerSettings: linkFlags(from: "LIFELINE_FRONT_LINK")
         ),
         // `lifeline daemon`, exec'd by the front binary: no Foundation, TOMLKit or ArgumentParser.
         .executableTarget(
-            name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"],
-            // Resident pages the daemon would carry all day for nothing: an exported symbol
-            // table no one looks up (600 kB), and 1.1 MB of relocations, packed with lld.
-            exclude: ["link"],
-            linkerSettings: [
-                .unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
-                // The code that runs from the start to idle, linked first and together, so the
-                // pages mapped around each fault hold code that runs (scripts/hot-code-order.sh).
-                .unsafeFlags(["-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/lifeline-daemon/link/hot-code.order",
-                              "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
-                // -lstdc++ finds link/libstdc++.so first, which names the static library: the
-                // static Swift runtime takes the C++ code it uses, not the whole shared library.
-                .unsafeFlags(["-L\(Context.packageDirectory)/Sources/lifeline-daemon/link"], .when(configuration: .release)),
-            ]
+            name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"], exclude: ["link"],
+            linkerSettings: linkFlags(from: "LIFELINE_DAEMON_LINK")
         ),
         .executableTarget(
             name: "lifeline-cli",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# D-Bus (docs/benchmarks.md, "## D-Bus"): on a private session bus,
+# D-Bus: on a private session bus,
 #  1. a state published by the bus -> StateChanged arriving at a subscriber process (dbus-monitor),
 #  2. Check() (with a checker that answers at once) and GetStatus() round trips,
 #  3. `lifeline status` and `lifeline check` as whole processes (hyperfine) against a running daemon.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A hung notification server (docs/benchmarks.md, "## Toast: a hung notification server"):
+# A hung notification server:
 # StateChanged latency and GetStatus()/Check() round trips with dunst answering,
 # then with dunst stopped (SIGSTOP: it takes Notify and never replies).
 set -euo pipefail

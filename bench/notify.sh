@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Toast (docs/benchmarks.md, "## Toast"): published degradation -> Notify at dunst -> window on screen.
+# Toast: published degradation -> Notify at dunst -> window on screen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIFELINE=$PWD/.build/release/lifeline

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A hung notification server must not slow the daemon's D-Bus service
-(docs/benchmarks.md, "## Toast: a hung notification server").
+(bench/notify-hang.sh).
 
 A private session bus, Xvfb and dunst; the daemon runs the dbus, libnotify and
 log sinks with an exec monitor fed through a file and `down = "0s"`, so the

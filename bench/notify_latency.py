@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Toast latency (docs/benchmarks.md, "## Toast"): from a degradation published by
+"""Toast latency: from a degradation published by
 the bus to (1) dunst receiving Notify and (2) dunst's window mapped on screen.
 
 A private session bus, Xvfb and dunst; the daemon runs with an exec monitor fed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Toast on each server (docs/benchmarks.md, "## Toast on each server"): published
+# Toast on each server: published
 # outage -> the notification server's reply to Notify, on dunst, mako, swaync,
 # GNOME Shell and KDE Plasma. Needs root (the servers run as `nobody`) and TEST_PACKAGES.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Toast on each notification server (docs/benchmarks.md, "## Toast on each server"):
+"""Toast on each notification server (bench/toast-servers.sh):
 from an outage published by the bus to the server's reply to our Notify.
 
 Per server, a private session bus and the server on its headless desktop: dunst

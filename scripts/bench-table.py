@@ -212,6 +212,7 @@ ROWS = [
     ("latency", "published → mako's reply to Notify", "—", "toast-servers", toast_server("mako")),
     ("latency", "published → swaync's reply to Notify", "—", "toast-servers", toast_server("swaync")),
     ("latency", "published → gnome-shell's reply to Notify", "—", "toast-servers", toast_server("gnome-shell")),
+    ("latency", "published → Plasma's reply to Notify", "—", "toast-servers", toast_server("plasma")),
     ("latency", "published → `StateChanged` while the notification server hangs (SIGSTOP)", "p95 ≤ 2 ms", "notify-hang",
      lambda text: p50_p95_max("published -> StateChanged at dbus-monitor")(section(text, "dunst stopped"))),
     ("latency", "published → tmux `@lifeline` set", "≤ 20 ms", "tmux",
@@ -286,9 +287,9 @@ def table():
                 if len(parts) >= 2 and parts[0]:
                     unit = parts[2] if len(parts) > 2 else ""
                     rows.append(("other", parts[0], parts[3] if len(parts) > 3 else "—", name[:-4], (parts[1] + " " + unit).strip()))
-    lines = ["Written by `make bench` on %s UTC: %s. Release build (`--static-swift-stdlib`); each script's full"
+    lines = ["Written by `make bench` on %s UTC: %s. Release build (`make release`); each script's"
              % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"), machine()),
-             "output and method are in its section below.", "",
+             "method is below, its full output in `.build/bench`.", "",
              "| area | measure | result | goal | script |", "|---|---|---|---|---|"]
     for area, measure, goal, script, cell in rows:
         if cell is None:

@@ -2,12 +2,12 @@
 # Writes Sources/lifeline-daemon/link/hot-code.order: the functions `lifeline daemon`
 # runs from its start to an idle online state with the embedded defaults, which
 # the release link of lifeline-daemon places first and together (lld's
-# --symbol-ordering-file, Package.swift).
+# --symbol-ordering-file, the Makefile's DAEMON_LINK).
 #
 # Why: a page fault on code maps up to 16 neighbouring pages that are in the page
 # cache (the kernel's fault-around, 64 kB), so code that runs scattered over the
 # 12 MB text keeps most of it resident. Packed together, the same code keeps
-# about 2 MB less resident (docs/benchmarks.md, "Hot code first").
+# about 2 MB less resident (bench/memory.sh measures it).
 #
 # How: lifeline-daemon is linked once more with every function on a page of its
 # own (a linker script aligning each input section to 4 kB), copied to an ext4

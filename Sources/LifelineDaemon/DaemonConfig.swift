@@ -11,10 +11,11 @@ public struct DaemonConfig: Sendable {
 }
 
 /// `[debounce]` as written in the file. Zero windows are allowed: "publish at once".
+/// Its defaults are the core's (`DebounceSettings()`), stated there once.
 struct DebounceSection: ConfigSection {
     static var defaults: Self { Self() }
-    var down = ConfigDuration.seconds(2)
-    var up = ConfigDuration.seconds(1)
+    var down = ConfigDuration(DebounceSettings().down)
+    var up = ConfigDuration(DebounceSettings().up)
 
     func validate() throws(ConfigValueError) {
         try require("down", down, in: .seconds(0)...(.seconds(3600)))

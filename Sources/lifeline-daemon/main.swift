@@ -13,10 +13,6 @@ import LifelineCore
 import LifelineDaemon
 import Logging
 
-// First, before the runtime and the libraries touch more of their code: read
-// only the pages that run (see RandomAccessMappings).
-let advice = RandomAccessMappings.apply()
-MallocArenas.limit()
 let arguments = CommandLine.arguments
 guard let options = DaemonOptions(arguments) else {
     Companion.exec("lifeline-cli", arguments)
@@ -28,11 +24,10 @@ _ = Translator.user
 // work, and a task waiting for a socket is woken by those same threads.
 if let executor = QuietExecutor.install() { DescriptorWaiting.install(executor) }
 let logger = DaemonLogging.bootstrap()
-logger.debug("random-access advice on \(advice.advised) file mappings\(advice.error.map { "; \($0)" } ?? "")")
 // The daemon runs in a task, and this thread waits for good. Ending it instead,
 // as an async main does (libdispatch's dispatch_main calls pthread_exit), makes
-// glibc unwind its stack once, which reads 0.7 MB of the executable's unwind
-// tables into memory that stays resident all day. Nothing runs on the main queue.
+// glibc unwind its stack once, which reads the executable's unwind tables into
+// memory that then stays resident all day. Nothing runs on the main queue.
 Task.detached {
     let code = await Daemon.run(configPath: options.config, logger: logger)
     exit(code.rawValue)

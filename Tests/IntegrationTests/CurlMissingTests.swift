@@ -31,8 +31,7 @@ import Testing
                 "sh", "-c", "\(mounts) && exec \"$@\"", "without-libcurl"]
     }
 
-    @Test func theProbeSaysWhatToInstall() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(CurlMissingTests.requirement)) func theProbeSaysWhatToInstall() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok, port: 8443)  // the TCP connect succeeds: only the library is missing
         let url = "https://\(lab.hostAddress):8443/check_network_status.txt"
@@ -66,13 +65,9 @@ import Testing
 
     /// Without the GnuTLS flavour, libcurl.so.4 (the same ABI, built with OpenSSL)
     /// serves the probe instead.
-    @Test func theOpenSSLFlavourStandsIn() async throws {
-        guard Harness.available(TLSCheckServer.requirement), Harness.available(Self.requirement) else { return }
+    @Test(.requires(TLSCheckServer.requirement, CurlMissingTests.requirement)) func theOpenSSLFlavourStandsIn() async throws {
         let files = try Self.curlFiles()
-        guard files.contains(where: { $0.contains("/libcurl.so.4") }) else {
-            if Harness.integrationRequired { Issue.record("ldconfig -p lists no libcurl.so.4 (package libcurl4): \(files)") }
-            return
-        }
+        try Harness.require(missing: files.contains(where: { $0.contains("/libcurl.so.4") }) ? nil : "ldconfig -p lists no libcurl.so.4 (package libcurl4): \(files)")
         let lab = try ProbeLab()
         let server = try await TLSCheckServer(lab: lab)
         let fixture = try DaemonFixture(extraEnvironment: ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "",

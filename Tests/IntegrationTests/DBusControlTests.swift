@@ -76,8 +76,7 @@ import Testing
 
     static let tools = ["dbus-daemon", "gdbus", "dbus-send", "dbus-monitor", "sh", "sleep", "tail"]
 
-    @Test func muteLongerThanADayIsRefusedAndMutesNothing() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusControlTests.tools))) func muteLongerThanADayIsRefusedAndMutesNothing() async throws {
         let s = try Setup()
         try await s.start()
 
@@ -98,8 +97,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func fiftyConcurrentChecksShareOneProbe() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusControlTests.tools))) func fiftyConcurrentChecksShareOneProbe() async throws {
         let s = try Setup()
         try await s.start()
         let loop = MainLoopThread(name: "test-clients")
@@ -130,8 +128,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func mutedUntilIsAPropertyThatFallsBackToZero() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusControlTests.tools))) func mutedUntilIsAPropertyThatFallsBackToZero() async throws {
         let s = try Setup()
         try await s.start()
         #expect(try s.getProperty("MutedUntil").contains("uint64 0"))
@@ -216,8 +213,7 @@ extension DBusControlTests {
               "--method", "org.lifeline.Lifeline1.GetStatus"], env)
     }
 
-    @Test func aRestartedSessionBusIsPickedUpAgainBySameDaemon() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusControlTests.tools))) func aRestartedSessionBusIsPickedUpAgainBySameDaemon() async throws {
         let bus = try RestartableBus()
         let daemon = try DaemonFixture(extraEnvironment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         let observations = daemon.path("observations.jsonl")
@@ -257,8 +253,7 @@ extension DBusControlTests {
         #expect(await daemon.stop() == 0)
     }
 
-    @Test func theUnitsBusNameIsOwnedWhateverTheSinks() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusControlTests.tools))) func theUnitsBusNameIsOwnedWhateverTheSinks() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let unit = try String(contentsOf: root.appendingPathComponent("packaging/systemd/lifeline.service"), encoding: .utf8)
         let settings = unit.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }

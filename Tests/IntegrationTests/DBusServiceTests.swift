@@ -85,8 +85,7 @@ import Testing
         return String(xml[start.lowerBound..<end.upperBound])
     }
 
-    @Test func servesThePackagedInterfaceToRealClients() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func servesThePackagedInterfaceToRealClients() async throws {
         let s = try Setup()
         try await s.start()
 
@@ -132,8 +131,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func everyTransitionIsASignalAndAPropertyChange() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func everyTransitionIsASignalAndAPropertyChange() async throws {
         let s = try Setup()
         try await s.start()
         let monitor = try await s.monitor("type='signal',path='\(Self.path)'", "monitor.txt")
@@ -201,8 +199,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func tenSubscribersSeeEverySignalInOrder() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func tenSubscribersSeeEverySignalInOrder() async throws {
         let s = try Setup()
         try await s.start()
         var monitors: [BackgroundProcess] = []
@@ -223,8 +220,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func aSecondDaemonExits3AndNamesTheOwner() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func aSecondDaemonExits3AndNamesTheOwner() async throws {
         let s = try Setup()
         try await s.start()
         try s.observe([#"{"state":"online","interface":"eth0"}"#])
@@ -242,8 +238,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func aThousandWrongCallsLeaveTheDaemonServing() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func aThousandWrongCallsLeaveTheDaemonServing() async throws {
         let s = try Setup()
         try await s.start()
         let client = try BusConnection.connect(address: s.bus.address)
@@ -345,8 +340,7 @@ import Testing
         #expect(await s.daemon.stop() == 0)
     }
 
-    @Test func cliUsesTheServiceAndFallsBackToTheStateFile() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func cliUsesTheServiceAndFallsBackToTheStateFile() async throws {
         let s = try Setup()
         try await s.start()
         try s.observe([#"{"state":"online","interface":"eth0","kind":"ethernet","reason":"probe answered"}"#])
@@ -380,8 +374,7 @@ import Testing
         #expect(try s.daemon.cli(["status"]).status == 3)
     }
 
-    @Test func statusReadsTheStateFileWithoutABus() async throws {
-        guard Harness.available(.tools(["tail"])) else { return }
+    @Test(.requires(.tools(["tail"]))) func statusReadsTheStateFileWithoutABus() async throws {
         // DaemonFixture points DBUS_SESSION_BUS_ADDRESS at nothing.
         let daemon = try DaemonFixture()
         let observations = daemon.path("observations.jsonl")
@@ -408,8 +401,7 @@ import Testing
 }
 
 extension DBusServiceTests {
-    @Test func asyncCallsFromAConnectionOnAGLibLoop() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(DBusServiceTests.tools))) func asyncCallsFromAConnectionOnAGLibLoop() async throws {
         let s = try Setup()
         try await s.start()
         let loop = MainLoopThread(name: "test-client")

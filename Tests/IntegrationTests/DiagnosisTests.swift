@@ -23,8 +23,7 @@ import Testing
         return fixture.stateJSON()?["reason"] as? String ?? ""
     }
 
-    @Test func routerSilentOnARPIsGatewayNotAnswering() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func routerSilentOnARPIsGatewayNotAnswering() async throws {
         let d = try DiagnosisLab()
         let fixture = try await startOnline(d, url: d.lab.checkURL)
         try d.silenceRouter()
@@ -37,8 +36,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func dnsSilentWhileTCPWorksIsDNSNotAnswering() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func dnsSilentWhileTCPWorksIsDNSNotAnswering() async throws {
         let d = try DiagnosisLab()
         try d.startDNS()
         let fixture = try await startOnline(d, url: d.checkURLByName)
@@ -57,8 +55,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func droppedCheckPortIsTCPConnectTimedOut() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func droppedCheckPortIsTCPConnectTimedOut() async throws {
         let d = try DiagnosisLab()
         let fixture = try await startOnline(d, url: d.lab.checkURL)
         try d.dropCheckPort()
@@ -69,8 +66,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func recoveryClearsTheDiagnosis() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func recoveryClearsTheDiagnosis() async throws {
         let d = try DiagnosisLab()
         let fixture = try await startOnline(d, url: d.lab.checkURL)
         #expect(fixture.stateJSON()?["diagnosis"] as? String == "")
@@ -95,8 +91,7 @@ import Testing
         return Self.layers.enumerated().map { i, layer in (i < stop ? "✓" : i == stop ? "✗" : "–") + " " + layer }
     }
 
-    @Test func healthyPathIsAllTicksAndExitZero() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func healthyPathIsAllTicksAndExitZero() throws {
         let d = try DiagnosisLab()
         try d.startDNS()
         try d.lab.startServer(.ok)
@@ -107,8 +102,7 @@ import Testing
         #expect(r.stdout.hasSuffix("online: every layer answers\n"), "\(r.stdout)")
     }
 
-    @Test func theConfiguredExpectationJudgesTheReply() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func theConfiguredExpectationJudgesTheReply() throws {
         let d = try DiagnosisLab()
         try d.lab.startServer(.ok)
         let r = try d.diagnose(url: d.lab.checkURL, config: """
@@ -121,8 +115,7 @@ import Testing
         #expect(r.stdout.contains("expected 'Lifeline check ok'"), "\(r.stdout)")
     }
 
-    @Test func silentRouterFailsAtTheGateway() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func silentRouterFailsAtTheGateway() throws {
         let d = try DiagnosisLab()
         try d.lab.startServer(.ok)
         try d.silenceRouter()
@@ -132,8 +125,7 @@ import Testing
         #expect(r.stdout.hasSuffix("limited: \(d.lab.namespaceInterface) is connected but the router \(d.lab.hostAddress) does not answer\n"), "\(r.stdout)")
     }
 
-    @Test func silentResolverFailsAtDNS() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func silentResolverFailsAtDNS() throws {
         let d = try DiagnosisLab()
         try d.startDNS()
         try d.lab.startServer(.ok)
@@ -153,8 +145,7 @@ import Testing
         #expect(object?["reason"] as? String == "The router answers but DNS (\(d.lab.hostAddress)) does not")
     }
 
-    @Test func droppedPortFailsAtTCP() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func droppedPortFailsAtTCP() throws {
         let d = try DiagnosisLab()
         try d.lab.startServer(.ok)
         try d.dropCheckPort()
@@ -164,8 +155,7 @@ import Testing
         #expect(r.stdout.contains("TCP connect to \(d.lab.hostAddress):8080 timed out after 1s"), "\(r.stdout)")
     }
 
-    @Test func withoutADefaultRouteTheRouteLayerFails() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func withoutADefaultRouteTheRouteLayerFails() throws {
         let d = try DiagnosisLab()
         try ProbeLab.sh(["ip", "-n", d.lab.namespace, "route", "del", "default"])
         let r = try d.diagnose(url: d.lab.checkURL)
@@ -198,8 +188,7 @@ import Testing
         return status["reason"] as? String ?? ""
     }
 
-    @Test func ipv6BlackholedIPv4FineIsOnlineWithIPv6LimitedAndNoAlert() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func ipv6BlackholedIPv4FineIsOnlineWithIPv6LimitedAndNoAlert() async throws {
         let d = try DiagnosisLab()
         let reason = try await Self.reasonWithIPv6Limited(d) { try d.enableIPv6(blackholed: true) }
         #expect(reason.hasPrefix("IPv6 broken: TCP connect to \(DiagnosisLab.checkHost):8080 timed out after 1s; probe answered in "), "\(reason)")
@@ -210,16 +199,14 @@ import Testing
 /// IPv4 fine: the daemon stays online and names the silent IPv6 router, and
 /// `diagnose` fails the IPv6 gateway row.
 @Suite(.serialized) struct SilentIPv6RouterTests {
-    @Test func daemonNamesTheSilentIPv6RouterAndStaysOnline() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func daemonNamesTheSilentIPv6RouterAndStaysOnline() async throws {
         let d = try DiagnosisLab()
         let reason = try await FamilyVerdictTests.reasonWithIPv6Limited(d) { try d.enableIPv6ViaLinkLocalRouter(silentRouter: true) }
         let router = "IPv6 broken: \(d.lab.namespaceInterface) is connected but the router \(DiagnosisLab.routerLinkLocal) does not answer; probe answered in "
         #expect(reason.hasPrefix(router), "\(reason)")
     }
 
-    @Test func diagnoseFailsTheIPv6GatewayRow() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func diagnoseFailsTheIPv6GatewayRow() throws {
         let d = try DiagnosisLab()
         try d.enableIPv6ViaLinkLocalRouter(silentRouter: true)
         try d.startDNS(ipv6: true)
@@ -235,8 +222,7 @@ import Testing
         #expect(r.stdout.hasSuffix("online: IPv6 broken: \(silent)\n"), "\(r.stdout)")
     }
 
-    @Test func diagnoseTicksAnIPv6RouterThatAnswers() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func diagnoseTicksAnIPv6RouterThatAnswers() throws {
         let d = try DiagnosisLab()
         try d.enableIPv6ViaLinkLocalRouter(silentRouter: false)
         try d.lab.startServer(.ok)
@@ -257,8 +243,7 @@ import Testing
         if ok { #expect(d.stateJSON()?["reason"] as? String == reason) }
     }
 
-    @Test func carrierLinkAndRouteAreToldApartAndFollowedWhileOffline() async throws {
-        guard Harness.available(.rootAnd(["ip"])) else { return }
+    @Test(.requires(.rootAnd(["ip"]))) func carrierLinkAndRouteAreToldApartAndFollowedWhileOffline() async throws {
         let net = try NetnsPair()
         let d = try net.daemon()
         await waitForStateFile(d, "online", "", "default route via v0")

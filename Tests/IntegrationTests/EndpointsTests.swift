@@ -23,8 +23,7 @@ import Testing
         return fixture.loggedStates() == ["online"]
     }
 
-    @Test func theFirstServerBlackholedWhileTheSecondAnswersIsNoOutage() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(EndpointsTests.requirement)) func theFirstServerBlackholedWhileTheSecondAnswersIsNoOutage() async throws {
         let lab = try ProbeLab()
         let first = try lab.addHostAddress(last: 3), second = try lab.addHostAddress(last: 4)
         let servers = [try lab.startServer(.ok, host: first, tag: "first"), try lab.startServer(.ok, host: second, tag: "second")]
@@ -43,8 +42,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func aCheckNameTheResolverBlocksIsNoOutageAndDiagnoseNamesTheBlocker() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(EndpointsTests.requirement)) func aCheckNameTheResolverBlocksIsNoOutageAndDiagnoseNamesTheBlocker() async throws {
         let lab = try ProbeLab()
         let second = try lab.addHostAddress(last: 4)
         let server = try lab.startServer(.ok, host: second, tag: "second")
@@ -66,8 +64,7 @@ import Testing
 
     /// Both servers dark: an outage, as soon as with one server but for the
     /// fallback's connect bound in each round.
-    @Test func bothServersDarkIsLimitedWithinTheBound() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(EndpointsTests.requirement)) func bothServersDarkIsLimitedWithinTheBound() async throws {
         let lab = try ProbeLab()
         let first = try lab.addHostAddress(last: 3), second = try lab.addHostAddress(last: 4)
         let servers = [try lab.startServer(.ok, host: first, tag: "first"), try lab.startServer(.ok, host: second, tag: "second")]
@@ -92,8 +89,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func a503BurstIsNeverAPortalAndEnoughOfItIsLimitedAtHTTP() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(EndpointsTests.requirement)) func a503BurstIsNeverAPortalAndEnoughOfItIsLimitedAtHTTP() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.unavailable)
         let fixture = try ProbeTests().startDaemon(lab, config: ProbeTests.config(url: lab.checkURL, interval: "1s"))
@@ -109,8 +105,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func aDeadProxyIsNamedAsTheProxy() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(EndpointsTests.requirement)) func aDeadProxyIsNamedAsTheProxy() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.proxy, port: 3128)
         let url = "http://check.lifeline.invalid/check_network_status.txt"

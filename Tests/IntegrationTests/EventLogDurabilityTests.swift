@@ -18,8 +18,7 @@ import Testing
         await Harness.waitUntil("transition \(n) published") { (stateFileSequence(f) ?? 0) > before }
     }
 
-    @Test func aFullDiskLosesNoTransitionAndTearsNoLine() async throws {
-        guard Harness.available(.rootAnd(["mount", "umount", "dd"])) else { return }
+    @Test(.requires(.rootAnd(["mount", "umount", "dd"]))) func aFullDiskLosesNoTransitionAndTearsNoLine() async throws {
         let f = try DaemonFixture()
         let disk = f.path("state")
         // A disk of 128 KiB the test can fill: the daemon's log lives on it.
@@ -82,8 +81,7 @@ import Testing
         #expect(await f.stop() == 0)
     }
 
-    @Test func creatingAndRotatingTheLogSyncsItsFolder() async throws {
-        guard Harness.available(.tools(["strace"])) else { return }
+    @Test(.requires(.tools(["strace"]))) func creatingAndRotatingTheLogSyncsItsFolder() async throws {
         let f = try DaemonFixture()
         let trace = f.path("trace.txt")
         // strace runs the daemon and records the calls that decide durability.

@@ -29,8 +29,7 @@ import Testing
         return Array((text + "\n").utf8)
     }
 
-    @Test func aThousandMalformedLinesAreRejectedWhileValidOnesTakeEffect() async throws {
-        guard Harness.available(.tools(["tail"])) else { return }
+    @Test(.requires(.tools(["tail"]))) func aThousandMalformedLinesAreRejectedWhileValidOnesTakeEffect() async throws {
         let f = try DaemonFixture()
         let net = ScriptedNetwork(fixture: f)
         try f.writeConfig(net.config(debounceMs: 0, sinks: "[[sink]]\nkind = \"log\""))

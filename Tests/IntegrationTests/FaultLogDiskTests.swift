@@ -9,8 +9,7 @@ import Testing
 @Suite(.serialized) struct FaultLogDiskTests {
     static let name = "org.lifeline.Lifeline1"
 
-    @Test func aFullLogDiskKeepsTheDaemonPublishingAndLogsOnceWhenSpaceReturns() async throws {
-        guard Harness.available(.rootAnd(["mount", "umount", "dd", "dbus-daemon", "dbus-monitor", "tail"])) else { return }
+    @Test(.requires(.rootAnd(["mount", "umount", "dd", "dbus-daemon", "dbus-monitor", "tail"]))) func aFullLogDiskKeepsTheDaemonPublishingAndLogsOnceWhenSpaceReturns() async throws {
         let bus = try PrivateBus()
         let f = try DaemonFixture(extraEnvironment: bus.environment)
         let disk = f.path("state")

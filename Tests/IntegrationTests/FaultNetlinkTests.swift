@@ -23,8 +23,7 @@ import Testing
 
     func overflows(_ d: DaemonFixture) -> Int { d.logLines(containing: "ENOBUFS").count }
 
-    @Test func repeatedOverflowsDuringChurnEachEndInTheRightVerdict() async throws {
-        guard Harness.available(.rootAnd(["ip"])) else { return }
+    @Test(.requires(.rootAnd(["ip"]))) func repeatedOverflowsDuringChurnEachEndInTheRightVerdict() async throws {
         let net = try NetnsPair()
         // A second way out: w0 (10.78.0.2) to the upstream's w1 (10.78.0.1).
         try net.client("link add w0 type veth peer name w1 netns \(net.upstream)", "addr add 10.78.0.2/24 dev w0", "link set w0 up")

@@ -4,7 +4,7 @@ import Testing
 /// The notification server crashes, comes back and hangs in the middle of an
 /// outage (dunst under Xvfb on a private bus): what the user finds on screen
 /// afterwards is the current state, once, and nothing stale after recovery.
-@Suite(.serialized) struct FaultNotifyTests {
+@Suite(.serialized, .requires(.tools(Desktop.tools + ["tail", "gdbus"]))) struct FaultNotifyTests {
     static let name = "org.lifeline.Lifeline1"
     static let path = "/org/lifeline/Lifeline1"
 
@@ -32,8 +32,7 @@ import Testing
     }
 
     /// dunst, a Notify watcher, and a daemon with no debounce that is online.
-    func lab() async throws -> Lab? {
-        guard Harness.available(.tools(Desktop.tools + ["tail", "gdbus"])) else { return nil }
+    func lab() async throws -> Lab {
         let desktop = try Desktop()
         try await desktop.startNotificationServer()
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
@@ -68,7 +67,7 @@ import Testing
     }
 
     @Test func aCrashedServerComesBackShowingTheCurrentStateOnce() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try await lab.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.notifies.count == 1 && lab.desktop.displayedCount() == 1 }
@@ -93,7 +92,7 @@ import Testing
     }
 
     @Test func aServerHungAndKilledMidOutageComesBackOnceAndTheServiceKeepsAnswering() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try await lab.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.notifies.count == 1 && lab.desktop.displayedCount() == 1 }
@@ -127,7 +126,7 @@ import Testing
     }
 
     @Test func recoveryWhileTheServerHangsLeavesNoOutageToastWhenItWakes() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try await lab.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.notifies.count == 1 && lab.desktop.displayedCount() == 1 }

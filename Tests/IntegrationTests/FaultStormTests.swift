@@ -31,8 +31,7 @@ import Testing
         return (sequences, torn, text.isEmpty || text.hasSuffix("\n"))
     }
 
-    @Test func aKillDuringAThousandTransitionsLeavesWholeNumberedLines() async throws {
-        guard Harness.available(.tools(["tail"])) else { return }
+    @Test(.requires(.tools(["tail"]))) func aKillDuringAThousandTransitionsLeavesWholeNumberedLines() async throws {
         let f = try DaemonFixture()
         let storm = ScriptedNetwork(fixture: f, name: "storm.jsonl")
         try f.writeConfig(config(storm))
@@ -80,8 +79,7 @@ import Testing
     /// written together, one fsync for all of it, so the log is on disk soon
     /// after the burst is published and a crash then loses none of it. One fsync
     /// per line would trail the publication by 1000 × 20 ms, all of it lost to a crash meanwhile.
-    @Test func aBurstOnASlowDiskIsLoggedSoonAfterItIsPublished() async throws {
-        guard Harness.available(.tools(["tail", "strace"])) else { return }
+    @Test(.requires(.tools(["tail", "strace"]))) func aBurstOnASlowDiskIsLoggedSoonAfterItIsPublished() async throws {
         let f = try DaemonFixture()
         f.commandPrefix = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=fsync", "-e", "inject=fsync:delay_exit=20000",
                            "-o", "/dev/null"]

@@ -5,7 +5,7 @@ import Testing
 /// SIGKILL (a socket left behind), stopped (SIGSTOP), started anew. Each new
 /// server shows the current state without a daemon restart; the dead ones cost
 /// no warning and leave no child behind.
-@Suite(.serialized) struct FaultTmuxTests {
+@Suite(.serialized, .requires(.tools(["tmux", "tail"]))) struct FaultTmuxTests {
     struct Lab {
         let tmux: TmuxLab
         let fixture: DaemonFixture
@@ -58,8 +58,7 @@ import Testing
         }
     }
 
-    func lab() async throws -> Lab? {
-        guard Harness.available(.tools(["tmux", "tail"])) else { return nil }
+    func lab() async throws -> Lab {
         let tmux = try TmuxLab()
         let fixture = try DaemonFixture(extraEnvironment: tmux.daemonEnvironment)
         let net = ScriptedNetwork(fixture: fixture)
@@ -76,7 +75,7 @@ import Testing
     }
 
     @Test func serversKilledAndStartedWhileTheDaemonRunsGetTheCurrentStateQuietly() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { lab.tmux.killAll() }
         defer { Task { await lab.fixture.stop() } }
         try lab.tmux.startServer("a")
@@ -111,7 +110,7 @@ import Testing
     }
 
     @Test func aStoppedServerHoldsUpNeitherTheOthersNorItsChild() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { lab.tmux.killAll() }
         defer { Task { await lab.fixture.stop() } }
         try lab.tmux.startServer("hung")

@@ -17,8 +17,7 @@ import Testing
 
     /// Each missing piece is one line, said once however many outages follow; the
     /// log, the state file and `status` keep working; the bus, once it appears, is used.
-    @Test func noSessionBusAndNoDisplayAreSaidOnceAndTheRestWorks() async throws {
-        guard Harness.available(.tools(["dbus-daemon"])) else { return }
+    @Test(.requires(.tools(["dbus-daemon"]))) func noSessionBusAndNoDisplayAreSaidOnceAndTheRestWorks() async throws {
         let f = try DaemonFixture(extraEnvironment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
         let net = ScriptedNetwork(fixture: f)
         try f.writeConfig(net.config(debounceMs: 50, sinks: """

@@ -9,8 +9,7 @@ import Testing
 @Suite(.serialized) struct HTTPSProbeTests {
     static let requirement = TLSCheckServer.requirement
 
-    @Test func anHTTPSCheckURLWithATrustedCertificateIsOnline() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(HTTPSProbeTests.requirement)) func anHTTPSCheckURLWithATrustedCertificateIsOnline() async throws {
         let lab = try ProbeLab()
         let server = try await TLSCheckServer(lab: lab)
 

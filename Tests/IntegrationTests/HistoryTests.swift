@@ -95,8 +95,7 @@ import Testing
 
     /// Colour follows the terminal: on for a pseudo-terminal, off there too
     /// under NO_COLOR (and off for a pipe, as above).
-    @Test func chartColourFollowsTheTerminalAndNoColour() throws {
-        guard Harness.available(.tools(["script"])) else { return }
+    @Test(.requires(.tools(["script"]))) func chartColourFollowsTheTerminalAndNoColour() throws {
         let f = try fixture()
         try write(Self.week, to: f.eventLogPath)
         let command = "'\(Harness.binary)' history --chart --now \(Self.now)"

@@ -122,8 +122,7 @@ import Testing
                 "the daemon inherited descriptor \(inherited); the hook had: \(Self.lines(f, "descriptors.1"))")
     }
 
-    @Test func aHookWritableByOthersAndOneOwnedByAnotherUserAreRefusedAndNamedInTheLog() async throws {
-        guard Harness.available(.root) else { return }
+    @Test(.requires(.root)) func aHookWritableByOthersAndOneOwnedByAnotherUserAreRefusedAndNamedInTheLog() async throws {
         let f = try DaemonFixture()
         let net = ScriptedNetwork(fixture: f)
         let open = try Self.hook(f, "10-open", "touch \(f.path("open-ran"))", mode: 0o777)

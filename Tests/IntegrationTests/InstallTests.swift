@@ -5,8 +5,7 @@ import Testing
 /// What a user and a distribution packager touch: `make install` and
 /// `make uninstall`, the `.deb`, and D-Bus activation of the installed daemon.
 @Suite(.serialized) struct InstallTests {
-    @Test func installPutsEveryFileInPlaceAndUninstallLeavesNothing() throws {
-        guard Harness.available(.tools(["make", "install"])) else { return }
+    @Test(.requires(.tools(["make", "install"]))) func installPutsEveryFileInPlaceAndUninstallLeavesNothing() throws {
         let box = try Installation()
         let root = box.path("root")
         let installed = try box.makeInstall(prefix: "/usr/local", destdir: root)
@@ -37,8 +36,7 @@ import Testing
 
     /// The example config is every key the daemon runs with, at its default: commented
     /// out it changes nothing, and uncommented it is exactly the built-in configuration.
-    @Test func theExampleConfigIsTheDefaultsCommentedOut() throws {
-        guard Harness.available(.tools(["make", "install"])) else { return }
+    @Test(.requires(.tools(["make", "install"]))) func theExampleConfigIsTheDefaultsCommentedOut() throws {
         let box = try Installation()
         let prefix = box.path("prefix")
         #expect(try box.makeInstall(prefix: prefix).status == 0)
@@ -67,8 +65,7 @@ import Testing
 
     /// With the daemon not running, a client calling the service starts it
     /// through the installed activation file and gets its answer.
-    @Test func callingTheServiceStartsTheInstalledDaemon() async throws {
-        guard Harness.available(.tools(["make", "install", "dbus-daemon", "gdbus"])) else { return }
+    @Test(.requires(.tools(["make", "install", "dbus-daemon", "gdbus"]))) func callingTheServiceStartsTheInstalledDaemon() async throws {
         let box = try Installation()
         let prefix = box.path("prefix")
         #expect(try box.makeInstall(prefix: prefix).status == 0)
@@ -108,14 +105,10 @@ import Testing
     }
 
     /// The package as a distribution ships it, unpacked into a fresh root.
-    @Test func thePackageUnpackedIntoAFreshRootRuns() throws {
-        guard Harness.available(.tools(["dpkg", "dpkg-deb", "lintian", "man", "bash", "zsh", "fish"])) else { return }
-        guard let deb = Installation.builtPackage() else {
-            if Harness.integrationRequired {
-                Issue.record("no package in .build/deb: `make test` builds it with `make deb` first (LIFELINE_REQUIRE_INTEGRATION=1)")
-            }
-            return
-        }
+    @Test(.requires(.tools(["dpkg", "dpkg-deb", "lintian", "man", "bash", "zsh", "fish"]))) func thePackageUnpackedIntoAFreshRootRuns() throws {
+        let built = Installation.builtPackage()
+        try Harness.require(missing: built == nil ? "no package in .build/deb: `make test` builds it with `make deb` first" : nil)
+        guard let deb = built else { return }
         let box = try Installation()
         let root = box.path("root")
         #expect(try Harness.run(["dpkg", "-x", deb, root]).status == 0)
@@ -164,8 +157,7 @@ import Testing
 
     /// The user unit as installed passes systemd's own check, its ExecStart and
     /// its Documentation= pages included.
-    @Test func theInstalledUnitPassesSystemdAnalyzeVerify() throws {
-        guard Harness.available(.tools(["make", "install", "systemd-analyze", "man"])) else { return }
+    @Test(.requires(.tools(["make", "install", "systemd-analyze", "man"]))) func theInstalledUnitPassesSystemdAnalyzeVerify() throws {
         let box = try Installation()
         let prefix = box.path("prefix")
         #expect(try box.makeInstall(prefix: prefix).status == 0)

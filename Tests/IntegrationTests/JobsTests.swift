@@ -78,8 +78,7 @@ import Testing
 
     // MARK: wait-online
 
-    @Test func waitOnlineReturnsWithinATenthOfASecondOfOnline() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func waitOnlineReturnsWithinATenthOfASecondOfOnline() async throws {
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
         let calls = try lab.callMonitor()
@@ -108,8 +107,7 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
-    @Test func waitOnlineTimesOutWithTheStateAndItsReason() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func waitOnlineTimesOutWithTheStateAndItsReason() async throws {
         let lab = try Lab()
         try await lab.start("limited", reason: "probe to http://check.test/ timed out after 5s")
         let started = ContinuousClock.now
@@ -129,8 +127,7 @@ import Testing
     }
 
     /// Without a daemon: one route dump and one HTTP check, inside the probe lab's namespace.
-    @Test func waitOnlineWithoutADaemonLooksOnceItself() async throws {
-        guard Harness.available(ProbeTests.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func waitOnlineWithoutADaemonLooksOnceItself() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let direct = ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "", "HTTPS_PROXY": "", "ALL_PROXY": ""]
@@ -162,8 +159,7 @@ import Testing
 
     // MARK: run
 
-    @Test func runRunsAgainOnceTheLostConnectionIsBackAndExitsZero() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func runRunsAgainOnceTheLostConnectionIsBackAndExitsZero() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let runs = lab.daemon.path("runs.txt")
@@ -196,8 +192,7 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
-    @Test func runDoesNotRetryAFailureWhileOnline() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func runDoesNotRetryAFailureWhileOnline() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let r = try lab.daemon.cli(["run", "--", "sh", "-c", "exit 3"])
@@ -208,8 +203,7 @@ import Testing
     /// The command starts with no signal blocked or ignored: `lifeline` talks
     /// D-Bus, and libdbus ignores SIGPIPE in its process; a command inheriting
     /// that would complain in every pipeline that ends early.
-    @Test func runStartsTheCommandWithDefaultSignals() async throws {
-        guard Harness.available(.tools(Self.tools + ["yes", "head"])) else { return }
+    @Test(.requires(.tools(JobsTests.tools + ["yes", "head"]))) func runStartsTheCommandWithDefaultSignals() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let r = try lab.daemon.cli(["run", "--", "sh", "-c", "yes | head -n 1; grep -E '^Sig(Blk|Ign)' /proc/self/status"])
@@ -223,8 +217,7 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
-    @Test func cancelJobsEndsAWaitingRunWith130() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func cancelJobsEndsAWaitingRunWith130() async throws {
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
         let marker = lab.daemon.path("ran")
@@ -240,8 +233,7 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
-    @Test func retryJobsRunsAWaitingJobAtOnce() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func retryJobsRunsAWaitingJobAtOnce() async throws {
         let lab = try Lab()
         try await lab.start("limited", reason: "probe timed out")
         let marker = lab.daemon.path("ran")
@@ -254,8 +246,7 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
-    @Test func aJobGoesWhenItsOwnerIsKilledAndOthersCannotTouchIt() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func aJobGoesWhenItsOwnerIsKilledAndOthersCannotTouchIt() async throws {
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
         let run = try lab.background(["run", "--", "true"], name: "run.txt")
@@ -302,8 +293,7 @@ import Testing
         deinit { process.kill() }
     }
 
-    @Test func theToastCountsWaitingCommandsAndItsRetryRunsThemAtOnce() async throws {
-        guard Harness.available(.tools(Desktop.tools + ["gdbus"])) else { return }
+    @Test(.requires(.tools(Desktop.tools + ["gdbus"]))) func theToastCountsWaitingCommandsAndItsRetryRunsThemAtOnce() async throws {
         let desktop = try Desktop()
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
         let dunst = try await RetryingDunst(desktop, folder: fixture.root.path)

@@ -15,8 +15,7 @@ import Testing
         return try client.callBlocking(m, timeout: .seconds(5)).arguments().first?.vardictEntries ?? []
     }
 
-    @Test func twoServicesInOneProcessEachOnItsOwnBus() async throws {
-        guard Harness.available(.tools(["dbus-daemon"])) else { return }
+    @Test(.requires(.tools(["dbus-daemon"]))) func twoServicesInOneProcessEachOnItsOwnBus() async throws {
         let busA = try PrivateBus(), busB = try PrivateBus()
         let loop = MainLoopThread(name: "test-service")
         defer { loop.stop() }

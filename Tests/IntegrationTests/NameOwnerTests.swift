@@ -25,8 +25,7 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
     }
 
-    @Test func onlyTheBusSaysWhoOwnsANameAndOnlyTheOwnerIsBelieved() throws {
-        guard Harness.available(.tools(["dbus-daemon", "gdbus"])) else { return }
+    @Test(.requires(.tools(["dbus-daemon", "gdbus"]))) func onlyTheBusSaysWhoOwnsANameAndOnlyTheOwnerIsBelieved() throws {
         let bus = try PrivateBus()
         let listener = try BusConnection.connect(address: bus.address)
         var speaker = NameOwner(Self.name)

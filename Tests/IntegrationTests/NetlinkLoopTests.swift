@@ -42,8 +42,7 @@ import Testing
         }
     }
 
-    @Test func checksAreRequestedForChangesThatTouchTheDefaultRouteOnly() async throws {
-        guard Harness.available(.rootAnd(["ip"])) else { return }
+    @Test(.requires(.rootAnd(["ip"]))) func checksAreRequestedForChangesThatTouchTheDefaultRouteOnly() async throws {
         let net = try NetnsPair()
         let loop = try await makeLoop(in: net.client)
         let received = Received()
@@ -72,8 +71,7 @@ import Testing
         #expect(received.all.last == "offline  (default route via v0 removed) check")
     }
 
-    @Test func stopEndsTheThreadPromptly() async throws {
-        guard Harness.available(.rootAnd(["ip"])) else { return }
+    @Test(.requires(.rootAnd(["ip"]))) func stopEndsTheThreadPromptly() async throws {
         let net = try NetnsPair()
         let loop = try await makeLoop(in: net.client)
         let finished = Mutex(false)

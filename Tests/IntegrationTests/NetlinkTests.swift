@@ -127,8 +127,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         try NetnsPair.ip(["-n", net.client, "-batch", "-"], stdin: commands.joined(separator: "\n") + "\n")
     }
 
-    @Test func linkDownAndUp() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func linkDownAndUp() async throws {
         let net = try NetnsPair()
         let d = try net.daemon()
         await d.expectEvents([online])
@@ -144,8 +143,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func routeDeleteAndReAdd() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func routeDeleteAndReAdd() async throws {
         let net = try NetnsPair()
         let d = try net.daemon()
         await d.expectEvents([online])
@@ -156,8 +154,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func peerDownIsCarrierLoss() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func peerDownIsCarrierLoss() async throws {
         let net = try NetnsPair()
         let d = try net.daemon()
         await d.expectEvents([online])
@@ -169,8 +166,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func routeReplace() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func routeReplace() async throws {
         let net = try NetnsPair()
         // w0 is down when the daemon starts; it comes up while the daemon only
         // watches v0, so the monitor must re-read it when the route moves there.
@@ -188,8 +184,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func ipv4DefaultGoneWhileIPv6Remains() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func ipv4DefaultGoneWhileIPv6Remains() async throws {
         let net = try NetnsPair()
         try net.client("route add default via fd77::1 dev v0")
         let d = try net.daemon()
@@ -201,8 +196,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func addressRemoval() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func addressRemoval() async throws {
         let net = try NetnsPair()
         let d = try net.daemon()
         await d.expectEvents([online])
@@ -214,8 +208,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func twoHundredVethPairsChangeNothing() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func twoHundredVethPairsChangeNothing() async throws {
         let net = try NetnsPair()
         let d = try net.daemon()
         await d.expectEvents([online])
@@ -227,8 +220,7 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         #expect(await d.stop() == 0)
     }
 
-    @Test func overflowIsFollowedByAnExactReDump() async throws {
-        guard Harness.available(.rootAnd(Self.tools)) else { return }
+    @Test(.requires(.rootAnd(NetlinkTests.tools))) func overflowIsFollowedByAnExactReDump() async throws {
         let net = try NetnsPair()
         let d = try net.daemon(monitorKeys: "receive_buffer = 4096")
         await d.expectEvents([online])

@@ -29,8 +29,7 @@ import Testing
         }
     }
 
-    @Test func followsNetworkManagerThroughPortalLimitedOfflineAndARestart() async throws {
-        guard NetworkManagerMock.available else { return }
+    @Test(.requires(NetworkManagerMock.requirement)) func followsNetworkManagerThroughPortalLimitedOfflineAndARestart() async throws {
         let nm = try NetworkManagerMock()
         try await nm.start()
         try nm.set("primary", "Home Wi-Fi", "802-11-wireless", "wlan0", "1")
@@ -75,8 +74,7 @@ import Testing
         #expect(complaints.isEmpty, "\(complaints)")
     }
 
-    @Test func twentyConnectivityFlapsInFiveSecondsAreAtMostOneOutage() async throws {
-        guard NetworkManagerMock.available else { return }
+    @Test(.requires(NetworkManagerMock.requirement)) func twentyConnectivityFlapsInFiveSecondsAreAtMostOneOutage() async throws {
         let nm = try NetworkManagerMock()
         try await nm.start()
         try nm.set("primary", "Home Wi-Fi", "802-11-wireless", "wlan0", "2")
@@ -94,8 +92,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func noSystemBusIsOneQuietLineAndTheBusIsPickedUpWhenItAppears() async throws {
-        guard NetworkManagerMock.available else { return }
+    @Test(.requires(NetworkManagerMock.requirement)) func noSystemBusIsOneQuietLineAndTheBusIsPickedUpWhenItAppears() async throws {
         let socket = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sysbus-\(UUID().uuidString.prefix(8))").path
         let fixture = try DaemonFixture(extraEnvironment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(socket)"])
         try fixture.writeConfig(config())
@@ -117,8 +114,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func checkNowAlsoAsksNetworkManagerWhenItsOwnCheckingIsOn() async throws {
-        guard NetworkManagerMock.available else { return }
+    @Test(.requires(NetworkManagerMock.requirement)) func checkNowAlsoAsksNetworkManagerWhenItsOwnCheckingIsOn() async throws {
         let nm = try NetworkManagerMock()
         try await nm.start()
         try nm.set("primary", "Home Wi-Fi", "802-11-wireless", "wlan0", "2")  // checking on

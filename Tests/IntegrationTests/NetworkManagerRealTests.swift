@@ -38,8 +38,7 @@ import Testing
 
     func field(_ fixture: DaemonFixture, _ name: String) -> Any? { fixture.stateJSON()?[name] }
 
-    @Test func followsARealNetworkManagerThroughOutagesMeteredAndARestart() async throws {
-        guard Harness.available(NetworkManagerLab.requirement) else { return }
+    @Test(.requires(NetworkManagerLab.requirement)) func followsARealNetworkManagerThroughOutagesMeteredAndARestart() async throws {
         let lab = try NetworkManagerLab()
         try lab.startNetworkManager()
         let fixture = try startDaemon(lab)

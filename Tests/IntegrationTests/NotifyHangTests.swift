@@ -19,8 +19,7 @@ import Testing
         return (desktop, fixture, net)
     }
 
-    @Test func aHungNotificationServerDelaysNeitherSignalsNorCalls() async throws {
-        guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
+    @Test(.requires(.tools(Desktop.tools + ["tail"]))) func aHungNotificationServerDelaysNeitherSignalsNorCalls() async throws {
         let (desktop, fixture, net) = try await lab(sinks: ["dbus", "libnotify", "log"])
         defer { Task { await fixture.stop() } }
         let signals = try BackgroundProcess(
@@ -79,8 +78,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func aHungNotificationServerDoesNotHoldTheDaemonsExit() async throws {
-        guard Harness.available(.tools(Desktop.tools + ["tail"])) else { return }
+    @Test(.requires(.tools(Desktop.tools + ["tail"]))) func aHungNotificationServerDoesNotHoldTheDaemonsExit() async throws {
         let (desktop, fixture, net) = try await lab(sinks: ["libnotify", "log"])
         defer { Task { await fixture.stop() } }
         try fixture.start()

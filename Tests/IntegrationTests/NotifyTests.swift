@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The toast against a real notification server: dunst under Xvfb on a private bus.
-@Suite(.serialized) struct NotifyTests {
+@Suite(.serialized, .requires(.tools(Desktop.tools + ["dbus-send"]))) struct NotifyTests {
     struct Lab {
         let desktop: Desktop
         let fixture: DaemonFixture
@@ -16,8 +16,7 @@ import Testing
     /// Starts the desktop (with `server`, dunst by default), a Notify watcher and the daemon.
     /// With `checkAnswer`, the monitor answers each "check" with that JSON observation.
     func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms",
-             dbus: Bool = false) async throws -> Lab? {
-        guard Harness.available(.tools(Desktop.tools + ["dbus-send"])) else { return nil }
+             dbus: Bool = false) async throws -> Lab {
         let desktop = try Desktop()
         if let server { try await desktop.startNotificationServer(server) }
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment)
@@ -67,7 +66,7 @@ import Testing
     }
 
     @Test func oneToastPerOutageUpdatedInPlaceAndTurnedIntoBackOnline() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "wlan0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -109,7 +108,7 @@ import Testing
     }
 
     @Test func fiftyFlapsInTenSecondsMakeOneToast() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -128,7 +127,7 @@ import Testing
     }
 
     @Test func checkNowOnTheToastRunsACheck() async throws {
-        guard let lab = try await lab(checkAnswer: #"{"state":"online","interface":"eth0","reason":"checked"}"#) else { return }
+        let lab = try await lab(checkAnswer: #"{"state":"online","interface":"eth0","reason":"checked"}"#)
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -149,7 +148,7 @@ import Testing
     }
 
     @Test func checkNowThatFindsTheNetworkStillDownSaysSo() async throws {
-        guard let lab = try await lab(checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#) else { return }
+        let lab = try await lab(checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -171,10 +170,9 @@ import Testing
 
     /// xfce4-notifyd closes a toast whose button was clicked, with the reason
     /// "dismissed by the user"; the answer to "Check now" must come back anyway.
-    @Test func checkNowOnAServerThatClosesTheToastBringsTheAnswerBack() async throws {
-        guard NotificationServer.xfce4Notifyd.available, Harness.available(.tools(["xdotool"])),
-              let lab = try await lab(server: .xfce4Notifyd, checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
-        else { return }
+    @Test(.requires(NotificationServer.xfce4Notifyd.requirement, .tools(["xdotool"])))
+    func checkNowOnAServerThatClosesTheToastBringsTheAnswerBack() async throws {
+        let lab = try await lab(server: .xfce4Notifyd, checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -189,7 +187,7 @@ import Testing
     }
 
     @Test func aDismissedToastStaysAwayUntilTheStateChanges() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -212,7 +210,8 @@ import Testing
     /// outage toast on screen with "Back online" queued behind it.
     @Test(arguments: [NotificationServer.notificationDaemon, .xfce4Notifyd])
     func recoveryLeavesOnlyBackOnlineOnScreen(_ server: NotificationServer) async throws {
-        guard server.available, let lab = try await lab(server: server) else { return }
+        try Harness.require(server.requirement)
+        let lab = try await lab(server: server)
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -237,7 +236,7 @@ import Testing
     }
 
     @Test func aMuteThatRunsOutDuringAnOutageShowsItsToast() async throws {
-        guard let lab = try await lab(dbus: true) else { return }
+        let lab = try await lab(dbus: true)
         defer { Task { await lab.fixture.stop() } }
         await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
         try lab.net.say("online", interface: "eth0")
@@ -253,7 +252,7 @@ import Testing
     }
 
     @Test func noBackOnlineForAnOutageNobodySaw() async throws {
-        guard let lab = try await lab(dbus: true) else { return }
+        let lab = try await lab(dbus: true)
         defer { Task { await lab.fixture.stop() } }
         await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
         try lab.net.say("online", interface: "eth0")
@@ -271,7 +270,7 @@ import Testing
     }
 
     @Test func theToastGoesWhenTheDaemonStops() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -286,7 +285,7 @@ import Testing
     /// Reasons come from the network and from any program an exec monitor runs:
     /// what dunst (which reads body markup) receives is text, never markup.
     @Test func hostileReasonsReachTheServerAsText() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -327,7 +326,7 @@ import Testing
     }
 
     @Test func aRestartedNotificationServerShowsTheOngoingOutageOnce() async throws {
-        guard let lab = try await lab() else { return }
+        let lab = try await lab()
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")
@@ -346,7 +345,7 @@ import Testing
     }
 
     @Test func withoutAnyNotificationServerTheDaemonRunsAndLogsTheFallback() async throws {
-        guard let lab = try await lab(server: nil) else { return }
+        let lab = try await lab(server: nil)
         defer { Task { await lab.fixture.stop() } }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")

@@ -12,8 +12,7 @@ import Testing
 
     func reason(_ fixture: DaemonFixture) -> String { (try? fixture.statusJSON()["reason"] as? String) ?? "" }
 
-    @Test func a200WithTheExpectedBodyIsOnlineAndTheRequestIsLibcurls() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func a200WithTheExpectedBodyIsOnlineAndTheRequestIsLibcurls() async throws {
         let lab = try ProbeLab()
         let server = try lab.startPlainServer(.ok)
         defer { server.stop() }
@@ -27,8 +26,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func a204IsOnline() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func a204IsOnline() async throws {
         let lab = try ProbeLab()
         let server = try lab.startPlainServer(.nocontent)
         defer { server.stop() }
@@ -38,8 +36,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func aChunkedBodyIsJoinedAndJudged() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func aChunkedBodyIsJoinedAndJudged() async throws {
         let lab = try ProbeLab()
         let server = try lab.startPlainServer(.chunked)
         defer { server.stop() }
@@ -49,8 +46,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func portalRedirectsNameTheirTargetRelativeOrAbsolute() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func portalRedirectsNameTheirTargetRelativeOrAbsolute() async throws {
         let lab = try ProbeLab()
         let relative = try lab.startPlainServer(.relative)
         let fixture = try ProbeTests().startDaemon(lab, config: ProbeTests.config(url: url(lab, "/dir/check.txt")))
@@ -72,8 +68,7 @@ import Testing
 
     /// A portal that sets 300 cookies before its `Location` and keeps the
     /// connection open: the framing and the target still count.
-    @Test func aPortalWithManyCookiesBeforeItsLocationIsAPortal() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func aPortalWithManyCookiesBeforeItsLocationIsAPortal() async throws {
         let lab = try ProbeLab()
         let server = try lab.startPlainServer(.cookies)
         defer { server.stop() }
@@ -83,8 +78,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func aServerAnsweringSomethingElseIsNamed() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func aServerAnsweringSomethingElseIsNamed() async throws {
         let lab = try ProbeLab()
         let server = try lab.startPlainServer(.garbage)
         defer { server.stop() }
@@ -99,8 +93,7 @@ import Testing
     /// `diagnose --timeout 1s` against a server that takes the request and never
     /// answers: the HTTP row fails, named, within the timeout (plus the walk's
     /// own checks, well under two seconds).
-    @Test func aServerThatNeverAnswersFailsAtTheTimeout() throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func aServerThatNeverAnswersFailsAtTheTimeout() throws {
         let d = try DiagnosisLab()
         let server = try d.lab.startPlainServer(.silent)
         defer { server.stop() }
@@ -114,8 +107,7 @@ import Testing
         #expect(d.lab.plainRequests(.silent).count == 1)
     }
 
-    @Test func anUnresolvableNameIsADNSFailureNamingIt() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(PlainHTTPProbeTests.requirement)) func anUnresolvableNameIsADNSFailureNamingIt() async throws {
         let lab = try ProbeLab()
         let name = "check-\(UInt32.random(in: 0..<0xFFFF)).lifeline.invalid"
         let fixture = try ProbeTests().startDaemon(lab, config: ProbeTests.config(url: "http://\(name)/check_network_status.txt"))
@@ -131,8 +123,7 @@ import Testing
 
     /// Without CAP_NET_RAW (a user's daemon) `SO_BINDTODEVICE` is refused and
     /// the probe binds to the interface's address instead, as libcurl does.
-    @Test func anInterfaceIsBoundWithoutTheRawCapabilityToo() async throws {
-        guard Harness.available(.rootAnd(["ip", "nft", "python3", "setpriv"])) else { return }
+    @Test(.requires(.rootAnd(["ip", "nft", "python3", "setpriv"]))) func anInterfaceIsBoundWithoutTheRawCapabilityToo() async throws {
         let lab = try ProbeLab()
         let server = try lab.startPlainServer(.ok)
         defer { server.stop() }
@@ -159,8 +150,7 @@ import Testing
     /// The daemon with its built-in defaults (`http://nmcheck.gnome.org/…`,
     /// no proxy in the environment), the lab resolver naming the check host:
     /// after its first probe round it has never mapped libcurl.
-    @Test func theDefaultDaemonNeverMapsLibcurl() async throws {
-        guard Harness.available(DiagnosisLab.requirement) else { return }
+    @Test(.requires(DiagnosisLab.requirement)) func theDefaultDaemonNeverMapsLibcurl() async throws {
         let lab = try ProbeLab()
         let dns = try lab.startResolver(naming: "nmcheck.gnome.org")
         defer { dns.stop() }
@@ -182,8 +172,7 @@ import Testing
 
     /// With `http_proxy` set, the probe goes through the proxy: libcurl's path.
     /// `HTTP_PROXY` (upper case) is not read for http://, as libcurl ignores it.
-    @Test func aProxyInTheEnvironmentKeepsLibcurl() async throws {
-        guard Harness.available(ProbeTests.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func aProxyInTheEnvironmentKeepsLibcurl() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.proxy, port: 3128)
         let url = "http://check.lifeline.invalid/check_network_status.txt"

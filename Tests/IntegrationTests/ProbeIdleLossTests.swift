@@ -35,8 +35,7 @@ import Testing
     /// probes that each give up on a connection that does not come up
     /// (1.25 s), debounce: 30 + 2.5 + 2 = 34.5 s. Twice: the second time
     /// after a recovery, whose first answer came only after a SYN retransmission.
-    @Test func idleBlackholeRightAfterAProbeIsLimitedWithin35Seconds() async throws {
-        guard Harness.available(ProbeTests.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func idleBlackholeRightAfterAProbeIsLimitedWithin35Seconds() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let fixture = try ProbeTests().startDaemon(lab, config: Self.config(url: lab.checkURL))
@@ -72,8 +71,7 @@ import Testing
 
     /// A fifth of the packets to the check server lost at random: a probe's
     /// SYN (and its retransmission) may be lost, but never an outage published.
-    @Test func aLossyButWorkingLinkIsNeverLimited() async throws {
-        guard Harness.available(ProbeTests.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func aLossyButWorkingLinkIsNeverLimited() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         // A probe every 2 s: about twenty rounds in the run.
@@ -91,8 +89,7 @@ import Testing
 
     /// A server that accepts at once but answers after 3 s is working: the
     /// whole 5 s timeout still applies once the connection is up.
-    @Test func aServerAnsweringAfterThreeSecondsStaysOnline() async throws {
-        guard Harness.available(ProbeTests.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func aServerAnsweringAfterThreeSecondsStaysOnline() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.late)
         let fixture = try ProbeTests().startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "2s"))

@@ -43,8 +43,7 @@ import Testing
         return fixture
     }
 
-    @Test func healthyServerIsOnlineWithRoundTrip() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func healthyServerIsOnlineWithRoundTrip() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
@@ -58,8 +57,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func refusedIsLimitedAndRecoveryIsOnlineWithinTwoSeconds() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func refusedIsLimitedAndRecoveryIsOnlineWithinTwoSeconds() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         // interval 1500ms: the ramp tops out at 1.5 s, so a recovery is seen within it.
@@ -81,8 +79,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func silentBlackholeIsLimitedWithinTheBound() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func silentBlackholeIsLimitedWithinTheBound() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
@@ -104,8 +101,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func redirectIsPortalNamingItsTarget() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func redirectIsPortalNamingItsTarget() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.redirect)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
@@ -118,8 +114,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func wrongBodyIsPortal() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func wrongBodyIsPortal() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.wrongbody)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL))
@@ -130,8 +125,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func stallTriggerReportsLimitedWellBeforeTheInterval() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func stallTriggerReportsLimitedWellBeforeTheInterval() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         // The default interval (30s) and stall (3s): only the stall can be quick.
@@ -159,8 +153,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func slowlorisServerTimesOutWithoutHanging() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func slowlorisServerTimesOutWithoutHanging() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.slow)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, timeout: "2s"))
@@ -175,8 +168,7 @@ import Testing
         #expect(await fixture.stop(timeout: .seconds(5)) == 0)
     }
 
-    @Test func hugeReplyIsCutAt64KiBAndStillJudged() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func hugeReplyIsCutAt64KiBAndStillJudged() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.huge)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "5s"))
@@ -190,8 +182,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func proxyFromTheEnvironmentIsUsed() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func proxyFromTheEnvironmentIsUsed() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.proxy, port: 3128)
         // A host that does not resolve: only the proxy can answer for it.
@@ -214,8 +205,7 @@ import Testing
         #expect(await direct.stop() == 0)
     }
 
-    @Test func noDefaultRouteMeansNoProbeTrafficAndARouteBackProbesAtOnce() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func noDefaultRouteMeansNoProbeTrafficAndARouteBackProbesAtOnce() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "1s"))
@@ -236,8 +226,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func withNetlinkARouteChangeProbesAtOnce() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func withNetlinkARouteChangeProbesAtOnce() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         // The default monitors, netlink then probe, with the default 30 s interval.
@@ -262,8 +251,7 @@ import Testing
     /// The route comes back but its uplink is dead (an ISP outage, a router
     /// rebooting): the probe's `online` from before the outage must not be
     /// reused. What is published after `offline` is the truth on the new path.
-    @Test func aRouteBackOverADeadUplinkIsLimitedNeverAFalseRecovery() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func aRouteBackOverADeadUplinkIsLimitedNeverAFalseRecovery() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let fixture = try startDaemon(lab, config: Self.config(url: lab.checkURL, interval: "30s", timeout: "1s"))
@@ -285,8 +273,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func interfaceBindingIsHonoured() async throws {
-        guard Harness.available(Self.requirement) else { return }
+    @Test(.requires(ProbeTests.requirement)) func interfaceBindingIsHonoured() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let bound = try startDaemon(lab, config: Self.config(url: lab.checkURL, extra: "interface = \"\(lab.namespaceInterface)\"\nfamily = \"ipv4\""))

@@ -60,10 +60,7 @@ import Testing
     }
 
     @Test func aDaemonThroughTwoOutagesWritesWhatPrometheusReads() async throws {
-        if let missing = Self.parserMissing {
-            if Harness.integrationRequired { Issue.record("cannot run: missing \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)") }
-            return
-        }
+        try Harness.require(missing: Self.parserMissing.map { "missing \($0)" })
         let (f, network, metrics) = try setUp(intervalSeconds: 60)
         try f.start()
         defer { f.process?.kill() }
@@ -111,10 +108,7 @@ import Testing
     /// While an outage lasts the file is rewritten every `interval`, so the
     /// outage seconds grow before it ends.
     @Test func outageSecondsGrowDuringAnOutage() async throws {
-        if let missing = Self.parserMissing {
-            if Harness.integrationRequired { Issue.record("cannot run: missing \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)") }
-            return
-        }
+        try Harness.require(missing: Self.parserMissing.map { "missing \($0)" })
         let (f, network, metrics) = try setUp(intervalSeconds: 1)
         try f.start()
         defer { f.process?.kill() }

@@ -11,8 +11,7 @@ import Testing
 /// and is on a private session bus, so every thread has its work and nothing
 /// to retry: what wakes it then is the daemon's own doing.
 @Suite(.serialized) struct QuietDaemonTests {
-    @Test func anIdleDaemonDoesNotWake() async throws {
-        guard Harness.available(.rootAnd(["ip", "dbus-daemon"])) else { return }
+    @Test(.requires(.rootAnd(["ip", "dbus-daemon"]))) func anIdleDaemonDoesNotWake() async throws {
         let net = try NetnsPair()
         let bus = try PrivateBus()
         let f = try DaemonFixture(extraEnvironment: bus.environment)
@@ -41,8 +40,7 @@ import Testing
     /// the monitors that follow it wait for its socket to be created, and
     /// nothing wakes the daemon meanwhile; once the bus is there it is followed
     /// at once.
-    @Test func waitingForTheSystemBusWakesNothing() async throws {
-        guard Harness.available(.rootAnd(["ip", "dbus-daemon"])), NetworkManagerMock.available else { return }
+    @Test(.requires(.rootAnd(["ip", "dbus-daemon"]), NetworkManagerMock.requirement)) func waitingForTheSystemBusWakesNothing() async throws {
         let net = try NetnsPair()
         let bus = try PrivateBus()
         // A folder that does not exist yet either: its parent is watched until it does.

@@ -10,8 +10,7 @@ import Testing
 /// Counted with the kernel's voluntary context switches of every thread of
 /// the daemon; no thread comes meanwhile.
 @Suite(.serialized) struct QuietProbeRoundTests {
-    @Test func anIdleProbeRoundWakesTheDaemonTwice() async throws {
-        guard Harness.available(.rootAnd(["ip", "nft", "python3", "dbus-daemon"])) else { return }
+    @Test(.requires(.rootAnd(["ip", "nft", "python3", "dbus-daemon"]))) func anIdleProbeRoundWakesTheDaemonTwice() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let bus = try PrivateBus()
@@ -27,8 +26,7 @@ import Testing
     /// its timer and for the connect's deadline, and the counter watcher,
     /// backed off to the interval, samples right after each round instead of
     /// on a timer of its own (which added a wake-up per interval).
-    @Test func anIdleRoundInAnOutageWakesTheDaemonTwice() async throws {
-        guard Harness.available(.rootAnd(["ip", "nft", "python3", "dbus-daemon"])) else { return }
+    @Test(.requires(.rootAnd(["ip", "nft", "python3", "dbus-daemon"]))) func anIdleRoundInAnOutageWakesTheDaemonTwice() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let bus = try PrivateBus()

@@ -308,7 +308,7 @@ import Testing
         #expect(page.contains("&lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&lt;b&gt;bold&lt;/b&gt; &amp; &#39;quotes&#39;"))
 
         // What a browser makes of it: the reason is in its cell as text, and no element came of it.
-        guard Harness.available(.tools(["chromium"])) else { return }
+        try Harness.require(.tools(["chromium"]))
         let dom = try Self.chromium(["--dump-dom", "file://" + report], home: f.path("chromium"))
         #expect(dom.contains("<td class=\"reason\">&lt;script&gt;alert(\"owned\")&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&lt;b&gt;bold&lt;/b&gt; &amp; 'quotes'</td>"), "\(dom.prefix(3000))")
         #expect(!dom.contains("<script") && !dom.contains("<img"))
@@ -317,8 +317,7 @@ import Testing
     /// Chromium draws the page (English, then Persian right to left) into
     /// artifacts/: not blank, the timelines drawn (their green is the SVG's
     /// alone), and in Persian the page runs right to left in Persian words.
-    @Test(arguments: ["en", "fa"]) func chromiumDrawsThePage(language: String) throws {
-        guard Harness.available(.tools(["chromium", "convert", "msgfmt"])) else { return }
+    @Test(.requires(.tools(["chromium", "convert", "msgfmt"])), arguments: ["en", "fa"]) func chromiumDrawsThePage(language: String) throws {
         let month = Month()
         let catalogs = try Catalogs(in: FileManager.default.temporaryDirectory.appendingPathComponent("report-po-\(getpid())-\(language)").path)
         defer { try? FileManager.default.removeItem(atPath: (catalogs.directory as NSString).deletingLastPathComponent) }

@@ -18,8 +18,7 @@ import Testing
     }
 
     /// `nohup lifeline run -- CMD`: CMD ignores SIGHUP as it would under nohup alone.
-    @Test func aSignalIgnoredAtStartStaysIgnoredInTheCommand() async throws {
-        guard Harness.available(.tools(JobsTests.tools + ["nohup"])) else { return }
+    @Test(.requires(.tools(JobsTests.tools + ["nohup"]))) func aSignalIgnoredAtStartStaysIgnoredInTheCommand() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let r = try Harness.run(["nohup", Harness.binary, "run", "--", "sh", "-c", "grep ^SigIgn /proc/self/status"],
@@ -33,8 +32,7 @@ import Testing
 
     /// Like `timeout` or `nohup`, `run` hands its command the descriptors the
     /// user opened for it, and none of its own.
-    @Test func theCommandGetsTheDescriptorsTheUserGaveRunAndNoneOfRuns() async throws {
-        guard Harness.available(.tools(JobsTests.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func theCommandGetsTheDescriptorsTheUserGaveRunAndNoneOfRuns() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let input = lab.daemon.path("input.txt")
@@ -55,8 +53,7 @@ import Testing
 
     /// SIGINT sent to `run` reaches the command; the command handles it and
     /// exits 0, and so does `run`.
-    @Test func aCommandThatHandlesSIGINTAndExitsZeroGivesZero() async throws {
-        guard Harness.available(.tools(JobsTests.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func aCommandThatHandlesSIGINTAndExitsZeroGivesZero() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let ready = lab.daemon.path("ready")
@@ -76,8 +73,7 @@ import Testing
 
     /// SIGTERM and SIGHUP sent to `run` end the command, even once the session
     /// bus is gone and `run` only waits for the command.
-    @Test func termAndHupSentToRunReachTheCommandAfterTheBusIsLost() async throws {
-        guard Harness.available(.tools(JobsTests.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func termAndHupSentToRunReachTheCommandAfterTheBusIsLost() async throws {
         for signal in [SIGTERM, SIGHUP] {
             let lab = try Lab()
             try await lab.start("online", reason: "up")
@@ -99,8 +95,7 @@ import Testing
 
     /// A restarted daemon says `unknown` until it has looked: not an outage, so
     /// a command that failed for its own reasons meanwhile is not run again.
-    @Test func aDaemonRestartedWhileAFailingCommandRunsCausesNoRerun() async throws {
-        guard Harness.available(.tools(JobsTests.tools)) else { return }
+    @Test(.requires(.tools(JobsTests.tools))) func aDaemonRestartedWhileAFailingCommandRunsCausesNoRerun() async throws {
         let lab = try Lab()
         try await lab.start("online", reason: "up")
         let runs = lab.daemon.path("runs.txt")
@@ -130,8 +125,7 @@ import Testing
 /// The daemon's children go with it, however it ends.
 @Suite struct ChildrenLeaveWithTheDaemonTests {
     /// SIGKILL to the daemon: its exec monitor's program is gone within a second.
-    @Test func theExecMonitorsProgramDiesWithAKilledDaemon() async throws {
-        guard Harness.available(.tools(["tail"])) else { return }
+    @Test(.requires(.tools(["tail"]))) func theExecMonitorsProgramDiesWithAKilledDaemon() async throws {
         let daemon = try DaemonFixture()
         let network = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(network.config(debounceMs: 0, sinks: ""))

@@ -12,8 +12,7 @@ import Testing
         return try Harness.run(["timeout", "-k", "1", "5", "env"] + unset + [Harness.binary, "status"], environment: f.environment)
     }
 
-    @Test func aFallbackFolderMadeByAnotherUserIsRefused() async throws {
-        guard Harness.available(.rootAnd(["useradd", "userdel", "setpriv", "timeout", "mkfifo"])) else { return }
+    @Test(.requires(.rootAnd(["useradd", "userdel", "setpriv", "timeout", "mkfifo"]))) func aFallbackFolderMadeByAnotherUserIsRefused() async throws {
         let folder = "/tmp/lifeline-\(getuid())"
         try #require(!FileManager.default.fileExists(atPath: folder), "\(folder) exists already; this test needs to create it")
         let user = "llt\(UInt32.random(in: 10000...99999))"
@@ -49,8 +48,7 @@ import Testing
         #expect(started.duration(to: clock.now) < .seconds(3))
     }
 
-    @Test func aFIFOAtTheStateFilePathIsRefusedAndStatusDoesNotWaitOnIt() async throws {
-        guard Harness.available(.tools(["timeout", "mkfifo"])) else { return }
+    @Test(.requires(.tools(["timeout", "mkfifo"]))) func aFIFOAtTheStateFilePathIsRefusedAndStatusDoesNotWaitOnIt() async throws {
         let f = try DaemonFixture()
         let folder = f.path("run/lifeline")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -64,8 +62,7 @@ import Testing
         #expect(r.status == 3, "\(r)")
     }
 
-    @Test func aStateFileOfAnotherUserIsNotBelieved() async throws {
-        guard Harness.available(.root) else { return }
+    @Test(.requires(.root)) func aStateFileOfAnotherUserIsNotBelieved() async throws {
         let f = try DaemonFixture()
         let folder = f.path("run/lifeline")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -84,8 +84,7 @@ import Testing
         }
     }
 
-    @Test func theToastsOpenSignInPageStartsTheBrowserOnTheCheckURL() async throws {
-        guard Harness.available(.tools(Desktop.tools + ["python3"])) else { return }
+    @Test(.requires(.tools(Desktop.tools + ["python3"]))) func theToastsOpenSignInPageStartsTheBrowserOnTheCheckURL() async throws {
         let portal = try Portal()
         let desktop = try Desktop()
         let fixture = try DaemonFixture(extraEnvironment: portal.environment(desktop.environment))
@@ -118,8 +117,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func theTrayMenusOpenSignInPageStartsTheBrowserOnTheCheckURL() async throws {
-        guard TrayWatcher.available(), Harness.available(.tools(["python3"])) else { return }
+    @Test(.requires(TrayWatcher.requirement, .tools(["python3"]))) func theTrayMenusOpenSignInPageStartsTheBrowserOnTheCheckURL() async throws {
         let portal = try Portal()
         let bus = try PrivateBus()
         let fixture = try DaemonFixture(extraEnvironment: portal.environment(bus.environment))
@@ -188,8 +186,7 @@ import Testing
         return count
     }
 
-    @Test func onlineRoundsComeEveryMeteredIntervalOnAMeteredLink() async throws {
-        guard NetworkManagerMock.available, Harness.available(.tools(["python3"])) else { return }
+    @Test(.requires(NetworkManagerMock.requirement, .tools(["python3"]))) func onlineRoundsComeEveryMeteredIntervalOnAMeteredLink() async throws {
         // 13 s: every 6 s is 2 or 3 rounds; every 1 s would be 10 or more.
         let metered = try await requestsInWindow(metered: "1", window: .seconds(13))
         #expect((1...3).contains(metered), "\(metered) requests in 13 s while metered")

@@ -11,8 +11,7 @@ import Testing
     /// root), and the user `nobody` sending, from one connection, unicast
     /// PropertiesChanged (Connectivity = PORTAL), NameOwnerChanged and
     /// PrepareForSleep to each of the daemon's system-bus connections.
-    @Test func anotherUserCannotSpeakForNetworkManagerOrLogind() async throws {
-        guard StockSystemBus.available(), NetworkManagerMock.available, LogindMock.available() else { return }
+    @Test(.requires(StockSystemBus.requirement, NetworkManagerMock.requirement, LogindMock.requirement)) func anotherUserCannotSpeakForNetworkManagerOrLogind() async throws {
         let bus = try StockSystemBus.start()
         let nm = NetworkManagerMock(bus: bus)
         try await nm.start()
@@ -70,8 +69,7 @@ import Testing
     /// (the daemon left, then that process took its name). `wait-online` does
     /// not return, `run` neither starts nor ends; the daemon's real `online` then
     /// lets both go.
-    @Test func anotherProgramCannotSpeakForTheDaemonToRunOrWaitOnline() async throws {
-        guard Harness.available(.tools(["dbus-daemon"])), StockSystemBus.available() else { return }
+    @Test(.requires(.tools(["dbus-daemon"]), StockSystemBus.requirement)) func anotherProgramCannotSpeakForTheDaemonToRunOrWaitOnline() async throws {
         let bus = try PrivateBus()
         let fixture = try DaemonFixture(extraEnvironment: bus.environment)
         let network = ScriptedNetwork(fixture: fixture)

@@ -11,8 +11,7 @@ import Testing
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Resources/stalled_bus.py").path
 
-    @Test func networkManagerOnAStalledBusHoldsNoThreadOfThePool() async throws {
-        guard Harness.available(.tools(["python3"])) else { return }
+    @Test(.requires(.tools(["python3"]))) func networkManagerOnAStalledBusHoldsNoThreadOfThePool() async throws {
         let probe = try DaemonFixture()
         let socket = probe.path("stalled-system-bus")
         let calls = probe.path("stalled-calls.log")

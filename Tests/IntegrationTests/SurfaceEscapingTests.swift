@@ -132,10 +132,9 @@ struct SurfaceEscapingTests {
     /// to exactly the visible text (no tag, no entity taken from a value);
     /// `--format i3bar`: blocks with `markup: none`.
     @Test func waybarMarkupParsesToTheLiteralTextAndI3barIsPlain() throws {
-        guard let pango = Pango.load() else {
-            if Harness.integrationRequired { Issue.record("libpango-1.0.so.0 not found (LIFELINE_REQUIRE_INTEGRATION=1)") }
-            return
-        }
+        let pango = Pango.load()
+        try Harness.require(missing: pango == nil ? "libpango-1.0.so.0 not found" : nil)
+        guard let pango else { return }
         let fixture = try DaemonFixture()
         try FileManager.default.createDirectory(atPath: fixture.path("run/lifeline"), withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])

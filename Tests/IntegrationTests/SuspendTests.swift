@@ -47,8 +47,7 @@ import Testing
         try await Task.sleep(until: start + offset, clock: .continuous)
     }
 
-    @Test func aNetworkBackFiveSecondsAfterResumeShowsNoToastAtAll() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func aNetworkBackFiveSecondsAfterResumeShowsNoToastAtAll() async throws {
         let logind = try LogindMock()
         let notifications = try CountingNotificationServer()
         let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
@@ -70,8 +69,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func aNetworkStillGoneAfterTheGraceShowsExactlyOneToast() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func aNetworkStillGoneAfterTheGraceShowsExactlyOneToast() async throws {
         let logind = try LogindMock()
         let notifications = try CountingNotificationServer()
         let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
@@ -90,8 +88,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func theInhibitorLockIsTakenReleasedOnSleepAndTakenAgainOnResume() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func theInhibitorLockIsTakenReleasedOnSleepAndTakenAgainOnResume() async throws {
         let logind = try LogindMock()
         let notifications = try CountingNotificationServer()
         let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
@@ -111,8 +108,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func anInactiveSessionHoldsTheToastUntilItIsActiveAgain() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func anInactiveSessionHoldsTheToastUntilItIsActiveAgain() async throws {
         let logind = try LogindMock()
         let notifications = try CountingNotificationServer()
         let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
@@ -139,8 +135,7 @@ import Testing
     /// The log writes the sleep and the wake down (and the clean stop), and
     /// `history` counts the time asleep apart: the network that went while the
     /// machine slept is down only from the wake on.
-    @Test func theLogWritesSleepAndWakeAndHistoryCountsTheTimeAsleepApart() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func theLogWritesSleepAndWakeAndHistoryCountsTheTimeAsleepApart() async throws {
         let logind = try LogindMock()
         let notifications = try CountingNotificationServer()
         let (fixture, network) = try startDaemon(logind: logind, notifications: notifications)
@@ -189,8 +184,7 @@ import Testing
     }
 
     /// With the real probe: after resume it asks the check server at once.
-    @Test func theProbeAsksTheCheckServerWithinOneSecondOfResume() async throws {
-        guard Harness.available(ProbeTests.requirement), LogindMock.available() else { return }
+    @Test(.requires(ProbeTests.requirement, LogindMock.requirement)) func theProbeAsksTheCheckServerWithinOneSecondOfResume() async throws {
         let logind = try LogindMock()
         let lab = try ProbeLab()
         try lab.startServer(.ok)
@@ -240,8 +234,7 @@ import Testing
         fixture.daemonLog.split(separator: "\n").count { $0.contains(text) }
     }
 
-    @Test func logindThatAppearsLaterIsFollowedAndOneLineSaidItWasMissing() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func logindThatAppearsLaterIsFollowedAndOneLineSaidItWasMissing() async throws {
         let logind = try LogindMock(started: false)
         let fixture = try start(environment: logind.environment)
         #expect(await fixture.waitForState("online", timeout: .seconds(15)))
@@ -272,8 +265,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func noSystemBusIsOneInfoLineAndTheStateGoesOn() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func noSystemBusIsOneInfoLineAndTheStateGoesOn() async throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-system-bus-\(UUID().uuidString.prefix(8))").path
         let fixture = try start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(missing)"])
         #expect(await fixture.waitForState("online", timeout: .seconds(15)))
@@ -301,8 +293,7 @@ import Testing
         return fixture
     }
 
-    @Test func withoutXDGSessionIDTheUsersDisplaySessionIsFollowed() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func withoutXDGSessionIDTheUsersDisplaySessionIsFollowed() async throws {
         let logind = try LogindMock()
         try logind.makeDisplaySession()
         var environment = logind.environment
@@ -319,8 +310,7 @@ import Testing
     }
 
     /// A peer's long, multi-line error text becomes one bounded log line.
-    @Test func aPeersErrorTextIsOneBoundedLogLine() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func aPeersErrorTextIsOneBoundedLogLine() async throws {
         let logind = try LogindMock()
         try logind.makeGetUserFail()
         var environment = logind.environment
@@ -336,8 +326,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func malformedSleepSignalsAreIgnored() async throws {
-        guard LogindMock.available() else { return }
+    @Test(.requires(LogindMock.requirement)) func malformedSleepSignalsAreIgnored() async throws {
         let logind = try LogindMock()
         let fixture = try start(environment: logind.environment)
         #expect(await Harness.waitUntil(timeout: .seconds(15), "an inhibitor lock") { (try? logind.inhibitorCount()) == 1 })

@@ -10,8 +10,7 @@ struct TmuxTests {
     static let tools = ["tmux"]
 
     /// Publication → status line, per server, at once.
-    @Test func statusLinesOfThreeServersChangeWithin100ms() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(TmuxTests.tools))) func statusLinesOfThreeServersChangeWithin100ms() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
         let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
@@ -100,8 +99,7 @@ struct TmuxTests {
     /// A server started after the daemon gets the value within 100 ms (the
     /// socket folder is watched, not polled); a socket left by a dead server is
     /// skipped without a word; a restarted server is served again.
-    @Test func lateAndRestartedServersGetTheValueAndDeadSocketsAreSkipped() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(TmuxTests.tools))) func lateAndRestartedServersGetTheValueAndDeadSocketsAreSkipped() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
         let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
@@ -146,8 +144,7 @@ struct TmuxTests {
 
     /// Without a notification server, each outage shows one `display-message` on
     /// attached clients: not again when the state changes within the outage.
-    @Test func displayMessageOncePerOutageWithoutNotificationServer() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(TmuxTests.tools))) func displayMessageOncePerOutageWithoutNotificationServer() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
         var environment = lab.daemonEnvironment
@@ -194,8 +191,7 @@ struct TmuxTests {
     /// and shows them: the `@lifeline` value (`show-option`), the client's status
     /// line and the `display-message` alert show each literally; no command runs,
     /// no format or strftime expands. `lifeline status` prints the same reason.
-    @Test func hostileReasonsAreShownLiterallyByTmux() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(TmuxTests.tools))) func hostileReasonsAreShownLiterallyByTmux() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
         let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
@@ -249,8 +245,7 @@ struct TmuxTests {
     }
 
     /// The TPM plugin puts `#{@lifeline}` where `@lifeline_position` says, once.
-    @Test func tpmPluginPlacesTheOptionOnce() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(TmuxTests.tools))) func tpmPluginPlacesTheOptionOnce() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
         try lab.startServer("tpm", statusLine: false)
@@ -282,8 +277,7 @@ struct TmuxTests {
 
     /// `watch --format waybar`: one JSON object per line, `class` = the state;
     /// `--format i3bar`: header, `[`, then one array of blocks per line.
-    @Test func watchPrintsWaybarAndI3barLines() async throws {
-        guard Harness.available(.tools(Self.tools)) else { return }
+    @Test(.requires(.tools(TmuxTests.tools))) func watchPrintsWaybarAndI3barLines() async throws {
         let daemon = try DaemonFixture()
         let monitor = ScriptedNetwork(fixture: daemon)
         try daemon.writeConfig(monitor.config(debounceMs: 100, sinks: ""))

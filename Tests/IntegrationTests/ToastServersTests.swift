@@ -33,18 +33,18 @@ import Testing
         switch server {
         case .dunst, .xfce4Notifyd, .notificationDaemon:
             let x11: NotificationServer = server == .dunst ? .dunst : server == .xfce4Notifyd ? .xfce4Notifyd : .notificationDaemon
-            guard Harness.available(.tools(Desktop.tools + ["dbus-monitor", "xdotool"])), x11.available else { return nil }
+            try Harness.require(.all(.tools(Desktop.tools + ["dbus-monitor", "xdotool"]), x11.requirement))
             let screen = try X11ToastScreen(x11)
             try await screen.start()
             return screen
         case .mako, .swaync:
             let kind: SwayToastScreen.Server = server == .mako ? .mako : .swaync
-            guard Harness.available(.rootAnd(SwayToastScreen.tools(kind) + ["dbus-monitor"])) else { return nil }
+            try Harness.require(.rootAnd(SwayToastScreen.tools(kind) + ["dbus-monitor"]))
             let screen = try SwayToastScreen(kind)
             try await screen.start()
             return screen
         case .gnomeShell:
-            guard Harness.available(.rootAnd(GnomeShellScreen.tools + ["dbus-monitor"])), LogindMock.available() else { return nil }
+            try Harness.require(.all(.rootAnd(GnomeShellScreen.tools + ["dbus-monitor"]), LogindMock.requirement))
             let screen = try GnomeShellScreen()
             try await screen.start()
             return screen

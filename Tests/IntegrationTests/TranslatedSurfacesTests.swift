@@ -29,8 +29,7 @@ import Testing
 
     /// The toast the notification server receives (dbus-monitor on a private bus)
     /// and the one dunst draws (a screenshot kept under artifacts/).
-    @Test(arguments: toasts) func theToastSpeaksTheUsersLanguage(_ expected: Expected) async throws {
-        guard Harness.available(.tools(Desktop.tools + ["msgfmt", "fc-list"])) else { return }
+    @Test(.requires(.tools(Desktop.tools + ["msgfmt", "fc-list"])), arguments: toasts) func theToastSpeaksTheUsersLanguage(_ expected: Expected) async throws {
         let fonts = try Harness.run(["fc-list", ":lang=\(expected.fontLanguage)", "family"]).stdout
         guard !fonts.isEmpty || !Harness.integrationRequired else {
             Issue.record("no font for \(expected.fontLanguage): install the fonts in the Makefile's TEST_PACKAGES")
@@ -88,8 +87,7 @@ import Testing
 
     /// `status` (the front binary's fast path) and `watch`: the sentence in the
     /// user's language, JSON and templates as programs expect them.
-    @Test func statusAndWatchSpeakTheUsersLanguage() async throws {
-        guard Harness.available(.tools(["msgfmt"])) else { return }
+    @Test(.requires(.tools(["msgfmt"]))) func statusAndWatchSpeakTheUsersLanguage() async throws {
         let box = try DaemonFixture()
         let catalogs = try Catalogs(in: box.path("catalogs"))
         let korean = try DaemonFixture(extraEnvironment: catalogs.environment("ko"))
@@ -125,8 +123,7 @@ import Testing
 
     /// `diagnose` in a network namespace whose check server answers: the layers'
     /// labels and the verdict in Korean, each check's detail as measured.
-    @Test func diagnoseLabelsAreTranslated() throws {
-        guard Harness.available(.rootAnd(["ip", "python3", "msgfmt"])) else { return }
+    @Test(.requires(.rootAnd(["ip", "python3", "msgfmt"]))) func diagnoseLabelsAreTranslated() throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let box = try DaemonFixture()
@@ -147,8 +144,7 @@ import Testing
     }
 
     /// Installed under a prefix, the binaries find their catalogs in `share/locale` beside them.
-    @Test func theInstalledBinaryFindsItsCatalogs() throws {
-        guard Harness.available(.tools(["make", "install", "msgfmt"])) else { return }
+    @Test(.requires(.tools(["make", "install", "msgfmt"]))) func theInstalledBinaryFindsItsCatalogs() throws {
         let box = try Installation()
         let prefix = box.path("prefix")
         let installed = try box.makeInstall(prefix: prefix)

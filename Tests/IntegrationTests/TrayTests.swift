@@ -25,8 +25,7 @@ import Testing
         return (fixture, net, checks)
     }
 
-    @Test func aWatcherSeesTheIconChangeAndUsesItsMenu() async throws {
-        guard TrayWatcher.available() else { return }
+    @Test(.requires(TrayWatcher.requirement)) func aWatcherSeesTheIconChangeAndUsesItsMenu() async throws {
         let bus = try PrivateBus()
         let (fixture, net, checks) = try daemon(on: bus.environment, sinks: ["tray", "log", "dbus"])
         defer { Task { await fixture.stop() } }
@@ -107,8 +106,7 @@ import Testing
     /// Hosts render the tooltip as markup: text from the network arrives
     /// escaped. And a session bus that is killed and started again gets the
     /// icon back, registered with its new watcher, without a restart.
-    @Test func theTooltipIsEscapedAndTheIconComesBackWithTheSessionBus() async throws {
-        guard TrayWatcher.available() else { return }
+    @Test(.requires(TrayWatcher.requirement)) func theTooltipIsEscapedAndTheIconComesBackWithTheSessionBus() async throws {
         let bus = try PrivateBus()
         let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
         defer { Task { await fixture.stop() } }
@@ -144,8 +142,7 @@ import Testing
     }
 
     /// "Recent outages" lists the last five outages of the log, newest first.
-    @Test func recentOutagesAreTheLastFiveNewestFirst() async throws {
-        guard TrayWatcher.available() else { return }
+    @Test(.requires(TrayWatcher.requirement)) func recentOutagesAreTheLastFiveNewestFirst() async throws {
         let bus = try PrivateBus()
         let (fixture, _, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
         defer { Task { await fixture.stop() } }
@@ -187,8 +184,7 @@ import Testing
     /// "Open log" runs `xdg-open` with the path the log sink writes as one
     /// argument, no shell between, and does not wait for it: the sink answers
     /// the next click at once.
-    @Test func openLogHandsThePathToXdgOpenAndWaitsForNothing() async throws {
-        guard TrayWatcher.available() else { return }
+    @Test(.requires(TrayWatcher.requirement)) func openLogHandsThePathToXdgOpenAndWaitsForNothing() async throws {
         let bus = try PrivateBus()
         // A viewer that stays open: it writes its arguments, one per line, and its pid, and sleeps.
         let bin = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-tray-bin-\(UUID().uuidString.prefix(8))")
@@ -241,8 +237,7 @@ import Testing
     /// "Open report" (under "Recent outages") writes the `history --report` page
     /// to the runtime folder, private, and hands it to `xdg-open`, which is not
     /// waited for but reaped once it exits: no zombie is left behind.
-    @Test func openReportWritesThePagePrivatelyAndOpensIt() async throws {
-        guard TrayWatcher.available() else { return }
+    @Test(.requires(TrayWatcher.requirement)) func openReportWritesThePagePrivatelyAndOpensIt() async throws {
         let bus = try PrivateBus()
         let bin = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-tray-bin-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
@@ -293,8 +288,7 @@ import Testing
 
     /// No tray host at first: the daemon says nothing above debug level about it,
     /// and registers as soon as one appears.
-    @Test func aWatcherThatComesLaterGetsTheIconAndNoOneIsToldBefore() async throws {
-        guard TrayWatcher.available() else { return }
+    @Test(.requires(TrayWatcher.requirement)) func aWatcherThatComesLaterGetsTheIconAndNoOneIsToldBefore() async throws {
         let bus = try PrivateBus()
         let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
         defer { Task { await fixture.stop() } }
@@ -321,8 +315,7 @@ import Testing
     }
 
     /// A real tray: waybar under headless sway shows the icon, and a different one once offline.
-    @Test func waybarShowsTheIconChangeFromOnlineToOffline() async throws {
-        guard Harness.available(.rootAnd(WaylandTray.tools + ["tail"])) else { return }
+    @Test(.requires(.rootAnd(WaylandTray.tools + ["tail"]))) func waybarShowsTheIconChangeFromOnlineToOffline() async throws {
         let tray = try WaylandTray()
         try await tray.start()
         let empty = try tray.trayCorner(named: "tray-empty.png")
@@ -400,8 +393,7 @@ import Testing
 
     /// A tray host that stops answering (SIGSTOP after taking the registration,
     /// before replying) delays neither the daemon's D-Bus service nor the toast.
-    @Test func aHungTrayHostDelaysNeitherTheServiceNorTheToast() async throws {
-        guard TrayWatcher.available(), Harness.available(.tools(Desktop.tools)) else { return }
+    @Test(.requires(TrayWatcher.requirement, .tools(Desktop.tools))) func aHungTrayHostDelaysNeitherTheServiceNorTheToast() async throws {
         let desktop = try Desktop()
         try await desktop.startNotificationServer()
         let (fixture, net, _) = try daemon(on: desktop.environment, sinks: ["tray", "dbus", "libnotify", "log"])

@@ -6,8 +6,7 @@ import Testing
 struct WatchTests {
     /// A change of reason within a state (no transition) is a line too, as it is
     /// when `watch` reads the state file: "a line per change".
-    @Test func watchOverDBusPrintsAttributeOnlyChanges() async throws {
-        guard Harness.available(.tools(["dbus-daemon"])) else { return }
+    @Test(.requires(.tools(["dbus-daemon"]))) func watchOverDBusPrintsAttributeOnlyChanges() async throws {
         let bus = try PrivateBus()
         defer { bus.kill() }
         let daemon = try DaemonFixture(extraEnvironment: bus.environment)

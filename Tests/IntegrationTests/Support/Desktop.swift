@@ -178,12 +178,14 @@ enum NotificationServer: String, Sendable, CaseIterable {
         }
     }
 
-    /// Installed here; under `LIFELINE_REQUIRE_INTEGRATION=1` a missing one is a failure.
-    var available: Bool {
-        if FileManager.default.isExecutableFile(atPath: executable) { return true }
-        if Harness.integrationRequired { Issue.record("integration test cannot run: \(executable) missing") }
-        return false
+    /// Installed here.
+    var requirement: Harness.Requirement {
+        let executable = executable
+        return Harness.Requirement { FileManager.default.isExecutableFile(atPath: executable) ? nil : "\(executable) missing" }
     }
+
+    @available(*, deprecated, message: "state it on the test: @Test(.requires(server.requirement))")
+    var available: Bool { Harness.available(requirement) }
 }
 
 /// The Notify and CloseNotification calls that `dbus-monitor` saw on the bus.

@@ -24,9 +24,10 @@ enum Harness {
         ProcessInfo.processInfo.environment["LIFELINE_REQUIRE_INTEGRATION"] == "1"
     }
 
-    /// Whether a test needing `requirement` can run here. On a developer laptop a
-    /// missing requirement skips the test; under `LIFELINE_REQUIRE_INTEGRATION=1`
-    /// it is a failure, so CI never counts a skip as a pass.
+    /// Whether a test needing `requirement` can run here, for checks made inside a
+    /// test or a helper; a test states what it needs with the `.requires(…)` trait
+    /// instead, which reports a missing requirement as a skip with its reason.
+    @available(*, deprecated, message: "state it on the test: @Test(.requires(…))")
     static func available(_ requirement: Requirement) -> Bool {
         if let missing = requirement.missing() {
             if integrationRequired {
@@ -37,21 +38,49 @@ enum Harness {
         return true
     }
 
-    enum Requirement {
-        case root
-        case tools([String])
-        case rootAnd([String])
+    /// For a requirement known only inside the test (one argument of several):
+    /// missing, it ends the test as skipped with the reason, or, under
+    /// `LIFELINE_REQUIRE_INTEGRATION=1`, as failed.
+    static func require(_ requirement: Requirement, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try require(missing: requirement.missing(), sourceLocation: sourceLocation)
+    }
 
-        func missing() -> String? {
-            switch self {
-            case .root:
-                return getuid() == 0 ? nil : "needs root"
-            case .tools(let tools):
+    /// The same for a reason worked out in the test: nil when nothing is missing.
+    static func require(missing: String?, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        guard let missing else { return }
+        if integrationRequired {
+            Issue.record("integration test cannot run: \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)", sourceLocation: sourceLocation)
+            throw RequirementMissing(description: missing)
+        }
+        try Test.cancel(Comment(rawValue: missing), sourceLocation: sourceLocation)
+    }
+
+    struct RequirementMissing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// What a test needs from the machine: `missing()` says what is absent, or nil.
+    struct Requirement: Sendable {
+        let missing: @Sendable () -> String?
+
+        init(missing: @escaping @Sendable () -> String?) { self.missing = missing }
+
+        static let root = Requirement { getuid() == 0 ? nil : "needs root" }
+
+        static func tools(_ tools: [String]) -> Requirement {
+            Requirement {
                 let absent = tools.filter { Harness.which($0) == nil }
                 return absent.isEmpty ? nil : "missing \(absent.joined(separator: ", "))"
-            case .rootAnd(let tools):
-                return Requirement.root.missing() ?? Requirement.tools(tools).missing()
             }
+        }
+
+        static func rootAnd(_ tools: [String]) -> Requirement { all(.root, .tools(tools)) }
+
+        /// Every one of `requirements`; the first one missing is the reason.
+        static func all(_ requirements: Requirement...) -> Requirement { all(requirements) }
+
+        static func all(_ requirements: [Requirement]) -> Requirement {
+            Requirement { requirements.lazy.compactMap { $0.missing() }.first }
         }
     }
 

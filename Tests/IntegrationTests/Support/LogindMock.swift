@@ -16,16 +16,13 @@ final class LogindMock: @unchecked Sendable {
     private var process: Spawned?
     private let sessionActive: Bool
 
-    /// Whether dbusmock and the tools can run here; under
-    /// `LIFELINE_REQUIRE_INTEGRATION=1` their absence is a failure.
-    static func available() -> Bool {
-        guard Harness.available(.tools(["dbus-daemon", "gdbus"])) else { return false }
-        let works = (try? Harness.run([python, "-c", "import dbusmock"]).status) == 0
-        if !works, Harness.integrationRequired {
-            Issue.record("integration test cannot run: \(python) cannot import dbusmock (LIFELINE_REQUIRE_INTEGRATION=1)")
-        }
-        return works
-    }
+    /// dbusmock and the tools it needs (asked of Python once per run).
+    static let requirement = Harness.Requirement.all(.tools(["dbus-daemon", "gdbus"]), Harness.Requirement { dbusmockMissing })
+    private static let dbusmockMissing: String? =
+        (try? Harness.run([python, "-c", "import dbusmock"]).status) == 0 ? nil : "\(python) cannot import dbusmock"
+
+    @available(*, deprecated, message: "state it on the test: @Test(.requires(LogindMock.requirement))")
+    static func available() -> Bool { Harness.available(requirement) }
 
     /// `started: false` leaves the bus without logind until `start()`.
     /// `bus`: the stand-in system bus (a new private one by default).

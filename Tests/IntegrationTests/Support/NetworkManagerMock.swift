@@ -21,14 +21,12 @@ final class NetworkManagerMock: @unchecked Sendable {
 
     /// Whether dbus-daemon and python-dbusmock are here (a failure under
     /// LIFELINE_REQUIRE_INTEGRATION=1 when not).
-    static var available: Bool {
-        guard Harness.available(.tools(["dbus-daemon", "dbus-send"])) else { return false }
-        let found = (try? Harness.run([python, "-c", "import dbusmock"]).status) == 0
-        if !found, Harness.integrationRequired {
-            Issue.record("integration test cannot run: python3-dbusmock missing (LIFELINE_REQUIRE_INTEGRATION=1)")
-        }
-        return found
-    }
+    static let requirement = Harness.Requirement.all(.tools(["dbus-daemon", "dbus-send"]), Harness.Requirement { dbusmockMissing })
+    private static let dbusmockMissing: String? =
+        (try? Harness.run([python, "-c", "import dbusmock"]).status) == 0 ? nil : "python3-dbusmock missing"
+
+    @available(*, deprecated, message: "state it on the test: @Test(.requires(NetworkManagerMock.requirement))")
+    static var available: Bool { Harness.available(requirement) }
 
     init() throws {
         let bus = try PrivateBus()

@@ -19,16 +19,17 @@ enum StockSystemBus {
 
     /// Whether the stock policy, a second user and the tools are here; under
     /// LIFELINE_REQUIRE_INTEGRATION=1 their absence is a failure.
-    static func available() -> Bool {
-        guard Harness.available(.rootAnd(["dbus-daemon", "setpriv"])) else { return false }
+    static let requirement = Harness.Requirement.all(.rootAnd(["dbus-daemon", "setpriv"]), Harness.Requirement { othersMissing })
+    private static let othersMissing: String? = {
         var missing: String?
         if !FileManager.default.fileExists(atPath: stockConfiguration) { missing = stockConfiguration }
         if getpwnam("nobody") == nil { missing = "the user nobody" }
         if (try? Harness.run([python, "-c", "from gi.repository import Gio"]).status) != 0 { missing = "\(python) with Gio (python3-gi)" }
-        guard let missing else { return true }
-        if Harness.integrationRequired { Issue.record("integration test cannot run: missing \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)") }
-        return false
-    }
+        return missing.map { "missing \($0)" }
+    }()
+
+    @available(*, deprecated, message: "state it on the test: @Test(.requires(StockSystemBus.requirement))")
+    static func available() -> Bool { Harness.available(requirement) }
 
     static func start() throws -> PrivateBus {
         var conf = try String(contentsOfFile: stockConfiguration, encoding: .utf8)

@@ -20,13 +20,12 @@ final class TrayWatcher: @unchecked Sendable {
         return Harness.Requirement.tools(["dbus-daemon", "tail"]).missing()
     }
 
-    /// Whether the tray tests can run; under LIFELINE_REQUIRE_INTEGRATION=1 a
-    /// missing piece is a failure, not a skip.
-    static func available() -> Bool {
-        guard let missing else { return true }
-        if Harness.integrationRequired { Issue.record("integration test cannot run: missing \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)") }
-        return false
-    }
+    /// What the tray tests need (asked of Python once per run).
+    static let requirement = Harness.Requirement { missingOnce.map { "missing \($0)" } }
+    private static let missingOnce = missing
+
+    @available(*, deprecated, message: "state it on the test: @Test(.requires(TrayWatcher.requirement))")
+    static func available() -> Bool { Harness.available(requirement) }
 
     let log: URL
     let environment: [String: String]
