@@ -34,8 +34,7 @@ import Testing
         fixture.loggedEvents().last?[key] as? String
     }
 
-    @Test func aMonitorReleasedInsideALateGetAllIsNotHeardWhenItAnswers() async throws {
-        guard NetworkManagerMock.available else { return }
+    @Test(.requires(NetworkManagerMock.requirement)) func aMonitorReleasedInsideALateGetAllIsNotHeardWhenItAnswers() async throws {
         let nm = try NetworkManagerMock()
         try await nm.start()
         try nm.set("primary", "Home Wi-Fi", "802-11-wireless", "wlan0", "2")

@@ -29,7 +29,7 @@ import Testing
         var reportsText: Bool { self == .mako || self == .gnomeShell }
     }
 
-    func screen(_ server: Server) async throws -> (any ToastScreen)? {
+    func screen(_ server: Server) async throws -> any ToastScreen {
         switch server {
         case .dunst, .xfce4Notifyd, .notificationDaemon:
             let x11: NotificationServer = server == .dunst ? .dunst : server == .xfce4Notifyd ? .xfce4Notifyd : .notificationDaemon
@@ -49,7 +49,7 @@ import Testing
             try await screen.start()
             return screen
         case .plasma:
-            guard PlasmaDesktop.available(["dbus-monitor"]) else { return nil }
+            try Harness.require(PlasmaDesktop.requirement(["dbus-monitor"]))
             let screen = try PlasmaToastScreen()
             try await screen.start()
             return screen
@@ -59,7 +59,7 @@ import Testing
     /// The whole script on one server. A "Check now" that finds the portal still
     /// there is answered in the toast.
     @Test(arguments: Server.allCases) func oneOutageScriptOnEachServer(_ server: Server) async throws {
-        guard let screen = try await screen(server) else { return }
+        let screen = try await screen(server)
         let fixture = try DaemonFixture(extraEnvironment: screen.environment)
         defer { Task { await fixture.stop() } }
         let net = ScriptedNetwork(fixture: fixture)

@@ -340,8 +340,7 @@ import Testing
     /// kded5 runs, Plasma's tray shows it in the panel while offline (an item
     /// that is only Passive waits behind the tray's arrow), and its menu reads as
     /// on any host.
-    @Test func plasmaShowsTheIconWhileOfflineAndItsMenuReads() async throws {
-        guard PlasmaDesktop.available(), TrayWatcher.available() else { return }
+    @Test(.requires(PlasmaDesktop.requirement(), TrayWatcher.requirement)) func plasmaShowsTheIconWhileOfflineAndItsMenuReads() async throws {
         let plasma = try PlasmaDesktop()
         try await plasma.start()
         try await plasma.startTray()

@@ -14,13 +14,11 @@ final class PlasmaDesktop: @unchecked Sendable {
     static let tools = ["Xvfb", "plasmashell", "kded5", "dbus-daemon", "setpriv", "gdbus",
                         "xwininfo", "xprop", "xdotool", "import", "compare"]
 
-    /// Whether Plasma can run here (as root, to run it as `nobody`); under
-    /// `LIFELINE_REQUIRE_INTEGRATION=1` a missing piece is a failure, not a skip.
-    static func available(_ more: [String] = []) -> Bool {
-        guard Harness.available(.rootAnd(tools + more)) else { return false }
-        if FileManager.default.isExecutableFile(atPath: activityManager) { return true }
-        if Harness.integrationRequired { Issue.record("integration test cannot run: \(activityManager) missing") }
-        return false
+    /// What Plasma needs here: root (to run it as `nobody`), its programs and the activity manager.
+    static func requirement(_ more: [String] = []) -> Harness.Requirement {
+        .all(.rootAnd(tools + more), Harness.Requirement {
+            FileManager.default.isExecutableFile(atPath: activityManager) ? nil : "missing \(activityManager)"
+        })
     }
     static let user = "nobody"
     static let group = "nogroup"
