@@ -161,7 +161,8 @@ import Testing
         fixture.commandPrefix = ["ip", "netns", "exec", lab.namespace]
         try fixture.start()
         #expect(await fixture.waitForState("online", timeout: .seconds(15)), "\(fixture.daemonLog)")
-        #expect((fixture.stateJSON()?["reason"] as? String ?? "").hasPrefix("probe answered"))
+        let reason = fixture.stateJSON()?["reason"] as? String ?? ""
+        #expect(reason.hasPrefix("probe answered"), "\(reason)")
         #expect(lab.plainRequests(.ok).first?.hasPrefix("GET /check_network_status.txt HTTP/1.1 | Host: nmcheck.gnome.org |") == true)
         let pid = try #require(fixture.process?.pid)
         let libraries = ProbeLab.mappedLibraries(pid: pid)
