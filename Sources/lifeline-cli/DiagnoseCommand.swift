@@ -73,6 +73,7 @@ struct DiagnoseCommand: ParsableCommand {
         case .address: t.tr("address")
         case .route: t.tr("default route")
         case .gateway: t.tr("gateway")
+        case .tunnel: t.tr("VPN tunnel")
         case .dns: t.tr("DNS")
         case .tcp: t.tr("TCP")
         case .tls: t.tr("TLS")
