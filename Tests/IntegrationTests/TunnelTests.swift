@@ -54,6 +54,21 @@ import Testing
         try await silentServerIsTunnel(try VPNLab(.wireguard))
     }
 
+    @Test func aKillSwitchOnTheLinkUnderneathChangesNothing() async throws {
+        guard Harness.available(VPNLab.requirement) else { return }
+        let vpn = try VPNLab(.wireguard)
+        try vpn.killSwitch()
+        let fixture = try await startOnline(vpn)
+        // Probes keep answering (interval 2 s): three rounds later it is still online, through the tunnel.
+        try await Task.sleep(for: .seconds(6))
+        let s = try fixture.statusJSON()
+        #expect(s["state"] as? String == "online")
+        #expect(s["kind"] as? String == "vpn")
+        #expect(fixture.loggedStates() == ["online"])
+        #expect(await fixture.stop() == 0)
+        try expectNoLeak(vpn)
+    }
+
     @Test func wireGuardWithPolicyRoutingServerSilentIsTheTunnel() async throws {
         guard Harness.available(VPNLab.requirement) else { return }
         let vpn = try VPNLab(.wireguard, routing: .policy)

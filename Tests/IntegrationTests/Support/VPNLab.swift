@@ -159,8 +159,9 @@ final class VPNLab: @unchecked Sendable {
     private func startOpenVPN() throws {
         let key = workDir.appendingPathComponent("static.key").path
         try sh(["openvpn", "--genkey", "secret", key])
+        // Static-key mode is deprecated (2.7 drops it) but needs no certificates; a throwaway key is enough here.
         let common = ["--dev-type", "tun", "--proto", "udp", "--secret", key, "--cipher", "AES-256-CBC",
-                      "--allow-deprecated-insecure-static-crypto", "--verb", "1", "--ping", "2", "--ping-restart", "0"]
+                      "--verb", "1", "--ping", "2", "--ping-restart", "0"]
         processes.append(try Spawned(["ip", "netns", "exec", server, "openvpn", "--dev", serverTunnel, "--lport", "\(port)",
                                       "--local", endpointAddress, "--ifconfig", tunnelServerAddress, tunnelClientAddress] + common,
                                      stdout: .file(workDir.appendingPathComponent("openvpn-server.log").path), stderr: .stdout))
@@ -195,6 +196,17 @@ final class VPNLab: @unchecked Sendable {
     func silenceRouter() throws {
         try serverDrop(family: "arp", rule: ["iifname", serverLink, "drop"])
         try inClient(["ip", "neigh", "flush", "dev", carrier])
+    }
+
+    /// A kill switch, as VPN clients set one: the link underneath lets out
+    /// nothing but the tunnel's own datagrams.
+    func killSwitch() throws {
+        let table = "llvpnkill_\(tag)"
+        try inClient(["nft", "add", "table", "inet", table])
+        try inClient(["nft", "add", "chain", "inet", table, "out", "{ type filter hook output priority 10; policy accept; }"])
+        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "ip", "daddr", endpointAddress,
+                      "udp", "dport", "\(port)", "accept"])
+        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "drop"])
     }
 
     /// The tunnel taken down by its owner: the VPN program ends, its
