@@ -28,8 +28,16 @@ struct DiagnoseCommand: ParsableCommand {
     @Option(help: "Timeout of each network check (default: the config's probe timeout).")
     var timeout: String?
 
+    @Option(name: .long, help: "Config file whose probe settings to use (default: the user's).")
+    var config: String?
+
     func run() throws {
-        let probe = Self.configuredProbe()
+        let probe: ProbeMonitor.Config
+        do { probe = try Self.configuredProbe(explicitPath: config) } catch {
+            // A config that does not load is an error, not a reason to check with other settings.
+            printError("\(error)")
+            throw ExitCode(2)
+        }
         let wait: Duration
         do { wait = try timeout.map { try DurationText.parse($0) } ?? probe.timeout.duration } catch {
             printError("--timeout: \(error)")
@@ -40,10 +48,11 @@ struct DiagnoseCommand: ParsableCommand {
         throw ExitCode(report.state == .online ? 0 : 1)
     }
 
-    /// The first probe monitor of the user's config, else the probe's defaults.
-    static func configuredProbe() -> ProbeMonitor.Config {
-        let config = try? ConfigLoader.load(explicitPath: nil, paths: .fromEnvironment())
-        return config?.monitors.lazy.compactMap { $0.config as? ProbeMonitor.Config }.first ?? .defaults
+    /// The first probe monitor of the config (`explicitPath`, else the user's),
+    /// else the probe's defaults.
+    static func configuredProbe(explicitPath: String? = nil) throws -> ProbeMonitor.Config {
+        let config = try ConfigLoader.load(explicitPath: explicitPath, paths: .fromEnvironment())
+        return config.monitors.lazy.compactMap { $0.config as? ProbeMonitor.Config }.first ?? .defaults
     }
 
     /// ✓ ✗ – where the terminal's character set is UTF-8, plain ASCII elsewhere

@@ -137,3 +137,63 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 }
+
+/// `lifeline diagnose` through the same tunnels, without a daemon: the tunnel's
+/// rows and the link underneath in place of the gateway, read without sending
+/// anything outside the tunnel.
+@Suite(.serialized) struct TunnelDiagnoseTests {
+    func diagnose(_ vpn: VPNLab, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "LC_ALL": "C.UTF-8",
+                   "XDG_CONFIG_HOME": vpn.workDir.appendingPathComponent("no-config").path, "HOME": vpn.workDir.path,
+                   "no_proxy": "*"]
+        return try Harness.run(["ip", "netns", "exec", vpn.client, Harness.binary, "diagnose"] + arguments, environment: env)
+    }
+
+    /// The config file a user points `--config` at: the lab's check URL, a short timeout.
+    func configFile(_ vpn: VPNLab, _ toml: String? = nil) throws -> String {
+        let path = vpn.workDir.appendingPathComponent("diagnose.toml").path
+        try (toml ?? """
+            [[monitor]]
+            kind = "probe"
+            url = "\(vpn.checkURL)"
+            timeout = "1s"
+            """).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func theTunnelAndTheLinkUnderneathHaveRowsOfTheirOwn() throws {
+        guard Harness.available(VPNLab.requirement) else { return }
+        let vpn = try VPNLab(.wireguard)
+        try vpn.startLeakCounter()
+        try vpn.startCheckServer()
+        // An idle tunnel has shaken no hands and its router's entry is not
+        // known yet: the user's traffic through it comes first.
+        try vpn.inClient(["python3", "-c", "import urllib.request; urllib.request.urlopen('\(vpn.checkURL)', timeout=3).read()"])
+        let r = try diagnose(vpn, ["--config", try configFile(vpn)])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(DiagnosisLab.marks(r.stdout) == ["✓ link", "✓ carrier", "✓ address", "✓ default route", "✓ VPN", "✓ link",
+                                                  "✓ gateway", "✓ DNS", "✓ TCP", "✓ HTTP"], "\(r.stdout)")
+        #expect(r.stdout.contains("\(vpn.tunnel) (WireGuard): last handshake"), "\(r.stdout)")
+        #expect(r.stdout.contains("\(vpn.carrier) carries \(vpn.tunnel)"), "\(r.stdout)")
+        #expect(r.stdout.contains("\(vpn.carrier)'s router \(vpn.routerAddress) answers"), "\(r.stdout)")
+
+        try vpn.silenceVPNServer()
+        let silent = try diagnose(vpn, ["--config", try configFile(vpn), "--json"])
+        #expect(silent.status == 1)
+        let json = (try JSONSerialization.jsonObject(with: Data(silent.stdout.utf8))) as? [String: Any] ?? [:]
+        #expect(json["diagnosis"] as? String == "tunnel", "\(silent.stdout)")
+        #expect(json["reason"] as? String == "the VPN tunnel \(vpn.tunnel) passes no traffic; \(vpn.carrier) underneath reaches its router")
+        let leaks = try vpn.leaks()
+        #expect(leaks.packets == 0, "packets left outside the tunnel:\n\(leaks.listing)")
+    }
+
+    @Test func aConfigFileThatDoesNotLoadIsAnErrorNamingIt() throws {
+        guard Harness.available(VPNLab.requirement) else { return }
+        let vpn = try VPNLab(.wireguard)
+        let path = try configFile(vpn, "[[monitor]]\nkind = \"probe\"\ntimeout = \"5 parsecs\"\n")
+        let r = try diagnose(vpn, ["--config", path])
+        #expect(r.status == 2, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains(path), "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+    }
+}
