@@ -53,6 +53,8 @@ public enum Lifeline1 {
             ("connection", .string(e.connection)),
             ("diagnosis", .string(e.diagnosis.rawValue)),
             ("families", families(e.families)),
+            ("underneath", .string(e.underneath)),
+            ("underneath_kind", .string(e.underneathKind.rawValue)),
         ]
     }
 
@@ -98,6 +100,8 @@ public enum Lifeline1 {
         )
         event.diagnosis = fields["diagnosis"]?.string.flatMap(Diagnosis.init(rawValue:)) ?? .none
         event.families = families(from: fields["families"])
+        event.underneath = fields["underneath"]?.string ?? ""
+        event.underneathKind = fields["underneath_kind"]?.string.flatMap(InterfaceKind.init(rawValue:)) ?? .none
         return event
     }
 

@@ -41,6 +41,11 @@ import Testing
         let online = try fixture.statusJSON()
         #expect(online["kind"] as? String == "vpn")
         #expect(online["interface"] as? String == vpn.tunnel)
+        // The link underneath is named wherever the connection is.
+        #expect(online["underneath"] as? String == vpn.carrier)
+        #expect(online["underneath_kind"] as? String == "ethernet")
+        let line = try fixture.cli(["status"]).stdout
+        #expect(line.hasPrefix("online via \(vpn.tunnel) (vpn) over \(vpn.carrier) (ethernet)"), "\(line)")
         try vpn.silenceVPNServer()
         let reason = await waitForDiagnosis(fixture, "limited", "tunnel")
         #expect(reason == "the VPN tunnel \(vpn.tunnel) passes no traffic; \(vpn.carrier) underneath reaches its router")
