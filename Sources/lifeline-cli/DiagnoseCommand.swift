@@ -13,9 +13,11 @@ struct DiagnoseCommand: ParsableCommand {
             Walks link, carrier, address, default route, gateway (ARP), DNS, TCP and HTTP for each \
             address family that has a default route, with the time each check took, and stops a family \
             at its first failure, with the first check URL; then asks every check URL once and shows \
-            each one's verdict. Online when any of them answers as expected. Needs no daemon. The probe \
-            URLs and timeout come from the config's probe monitor (or the defaults). Exits 0 when \
-            online, 1 when not.
+            each one's verdict. Online when any of them answers as expected. Through a VPN tunnel, the \
+            gateway row gives way to the tunnel's row and the link underneath it, read without sending \
+            anything outside the tunnel. Needs no daemon. The probe URLs and timeout come from the \
+            config's probe monitor (--config FILE, else the user's, else the defaults). Exits 0 when \
+            online, 1 when not, 2 when the config does not load.
             """
     )
 

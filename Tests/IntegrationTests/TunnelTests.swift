@@ -46,10 +46,20 @@ import Testing
         #expect(online["underneath_kind"] as? String == "ethernet")
         let line = try fixture.cli(["status"]).stdout
         #expect(line.hasPrefix("online via \(vpn.tunnel) (vpn) over \(vpn.carrier) (ethernet)"), "\(line)")
+        let catalogs = try Catalogs(in: vpn.workDir.path)
+        func status(_ language: String) throws -> String {
+            try Harness.run([Harness.binary, "status"], environment: fixture.environment.merging(catalogs.environment(language)) { $1 }).stdout
+        }
+        let korean = try status("ko")
+        #expect(korean.contains("\(vpn.carrier) (유선) 위의 \(vpn.tunnel)"), "\(korean)")
         try vpn.silenceVPNServer()
         let reason = await waitForDiagnosis(fixture, "limited", "tunnel")
         #expect(reason == "the VPN tunnel \(vpn.tunnel) passes no traffic; \(vpn.carrier) underneath reaches its router")
         #expect(try fixture.statusJSON()["diagnosis"] as? String == "tunnel")
+        // In another language the sentence is the layer's, translated.
+        let (ko, fa) = (try status("ko"), try status("fa"))
+        #expect(ko.contains("VPN 터널로 아무것도 오가지 않습니다"), "\(ko)")
+        #expect(fa.contains("تونل VPN هیچ ترافیکی عبور نمی‌دهد"), "\(fa)")
         #expect(await fixture.stop() == 0)
         try expectNoLeak(vpn)
     }
