@@ -49,8 +49,8 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case metered, sequence
         case connection
         case diagnosis, families
-        case underneath
-        case underneathKind = "underneath_kind"
+        // `underneath` and `underneath_kind` are written only through a VPN,
+        // after these: they are no field every event has.
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the

@@ -40,7 +40,7 @@ public enum Lifeline1 {
 
     /// Every field of the published event under its JSON name: `StateChanged`'s details.
     public static func details(_ e: StateEvent) -> [(String, BusValue)] {
-        [
+        var fields: [(String, BusValue)] = [
             ("state", .string(e.state.rawValue)),
             ("previous", .string(e.previous.rawValue)),
             ("since", .uint64(UInt64(clamping: e.since))),
@@ -53,9 +53,12 @@ public enum Lifeline1 {
             ("connection", .string(e.connection)),
             ("diagnosis", .string(e.diagnosis.rawValue)),
             ("families", families(e.families)),
-            ("underneath", .string(e.underneath)),
-            ("underneath_kind", .string(e.underneathKind.rawValue)),
         ]
+        // Only through a VPN, as in the event's JSON.
+        if !e.underneath.isEmpty {
+            fields += [("underneath", .string(e.underneath)), ("underneath_kind", .string(e.underneathKind.rawValue))]
+        }
+        return fields
     }
 
     /// `a{ss}`: family name → state, only the families that have a default route.
