@@ -40,6 +40,8 @@ TEST_PACKAGES += python3-prometheus-client
 TEST_PACKAGES += libcurl4
 # The diagnosis tests answer DNS with dnsmasq.
 TEST_PACKAGES += dnsmasq-base
+# The VPN tests run real tunnels in namespaces: userspace WireGuard (no kernel module needed) and OpenVPN.
+TEST_PACKAGES += wireguard-go wireguard-tools openvpn
 # What the packaging tests run: dpkg-shlibdeps, lintian, man, the three shells, systemd-analyze.
 TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
 # The tray tests: a StatusNotifierWatcher in Python (Gio), waybar's tray under headless sway, grim.

@@ -51,7 +51,7 @@ public enum GatewayReader {
         return Reading(gateways: gateways, problems: problems)
     }
 
-    private static func dump(_ type: UInt16, on socket: NetlinkSocket, buffer: UnsafeMutableRawBufferPointer)
+    static func dump(_ type: UInt16, on socket: NetlinkSocket, buffer: UnsafeMutableRawBufferPointer)
         throws(Failure) -> (messages: [NetlinkMessage], complete: Bool, problems: [String])
     {
         let what = type == LL_RTM_GETNEIGH ? "neighbour table" : "routing table"

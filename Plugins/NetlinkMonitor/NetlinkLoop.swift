@@ -37,6 +37,7 @@ final class NetlinkLoop: @unchecked Sendable {
     private var publishedKey: VerdictKey?
     private var lastPrimary: RouteTable.Primary?
     private var kindCache: (index: Int32, name: String, kind: InterfaceKind)?
+    private var underneathCache: (index: Int32, name: String, underneath: String, kind: InterfaceKind)?
     /// Interfaces whose link and address events pass the socket filter.
     private var watched: Set<Int32> = []
 
@@ -228,6 +229,7 @@ final class NetlinkLoop: @unchecked Sendable {
         if let p = table.primary(deprioritised: settings.deprioritised.matches) {
             observation = Observation(role: .link, state: .online, interface: p.name, kind: kind(p),
                                       reason: "default route via \(p.name)")
+            (observation.underneath, observation.underneathKind) = underneath(p)
             lastPrimary = p
         } else {
             let (layer, reason) = table.offline(previous: lastPrimary, deprioritised: settings.deprioritised.matches)
@@ -244,6 +246,23 @@ final class NetlinkLoop: @unchecked Sendable {
         } else if check {
             emit(.update(nil, check: true))
         }
+    }
+
+    /// The link that carries the tunnel the default route goes into, with its
+    /// kind; ("", .none) when the route's interface is no tunnel. Read once per
+    /// primary interface (a route and a neighbour dump on a socket of their own).
+    private func underneath(_ p: RouteTable.Primary) -> (String, InterfaceKind) {
+        if let c = underneathCache, c.index == p.index, c.name == p.name { return (c.underneath, c.kind) }
+        var found = ("", InterfaceKind.none)
+        if TunnelReader.tunnelKind(p.name, sys: settings.kinds.sysfsRoot) != nil {
+            let wireGuard = WireGuardState.read(p.name)
+            if let carrier = TunnelReader.carrier(of: p.name, endpoint: wireGuard?.endpoint, mark: wireGuard?.fwmark ?? 0) {
+                let link = table.links.values.first { $0.name == carrier.interface }
+                found = (carrier.interface, link.map { settings.kinds.kind(of: $0) } ?? .other)
+            }
+        }
+        underneathCache = (p.index, p.name, found.0, found.1)
+        return found
     }
 
     private func kind(_ p: RouteTable.Primary) -> InterfaceKind {

@@ -112,6 +112,33 @@ final class NetlinkSocket: @unchecked Sendable {
         return seq
     }
 
+    /// Sends one request (`type`, `NLM_F_REQUEST`, `body` after the header) and
+    /// returns its sequence number: a single route lookup, not a dump.
+    func request(type: UInt16, body: [UInt8]) throws(Failure) -> UInt32 {
+        sequence &+= 1
+        var message = [UInt8](repeating: 0, count: Int(LL_NLMSG_HDRLEN)) + body
+        let length = UInt32(message.count)
+        let flags = LL_NLM_F_REQUEST
+        let seq = sequence
+        message.withUnsafeMutableBytes { b in
+            b.storeBytes(of: length, toByteOffset: 0, as: UInt32.self)
+            b.storeBytes(of: type, toByteOffset: 4, as: UInt16.self)
+            b.storeBytes(of: flags, toByteOffset: 6, as: UInt16.self)
+            b.storeBytes(of: seq, toByteOffset: 8, as: UInt32.self)
+        }
+        var kernel = sockaddr_nl()
+        kernel.nl_family = sa_family_t(LL_AF_NETLINK)
+        let sent = message.withUnsafeBytes { b in
+            withUnsafePointer(to: &kernel) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+                }
+            }
+        }
+        guard sent == message.count else { throw Failure(operation: "send request", errno: errno) }
+        return seq
+    }
+
     /// Waits up to `timeoutMs` for the socket to be readable.
     func waitReadable(timeoutMs: Int32) -> Bool {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -14,6 +14,8 @@ struct PathFacts: Sendable, Equatable {
     var gatewayAnswers: Bool?
     /// The proxy the request went through ("10.0.0.5:3128"), nil when it went direct.
     var proxy: String?
+    /// The VPN tunnel the probe went through, and the link underneath it.
+    var tunnel: TunnelFacts?
 }
 
 /// Turns a failed probe into the layer that failed first and one sentence a
@@ -31,6 +33,10 @@ enum FailedLayer {
         // that is the reason, whatever timed out above it.
         let belowRouter = error.kind == .unreachable || error.kind == .dns
             || (error.kind == .timeout && stage <= .connecting)
+        // Through a VPN, the tunnel and the link that carries it lie below
+        // the router: a tunnel that passes nothing, or its link's router
+        // silent, is what to fix.
+        if belowRouter, let verdict = facts.tunnel?.verdict { return verdict }
         if belowRouter, facts.gatewayAnswers == false, let gateway = facts.gateway {
             let who = facts.interface.isEmpty ? "The network" : facts.interface
             return (.gateway, "\(who) is connected but the router \(gateway) does not answer")

@@ -146,6 +146,8 @@ private struct FamilyWalk {
     /// The layer the failure is put down to.
     var blamed: Diagnosis?
     private var failed = false
+    /// The tunnel the checks go through, its counters when its row was read, and the link underneath.
+    private var tunnelWatch: TunnelWatch?
 
     init(family: String, host: HostFiles, expectation: ProbeExpectation, route: DefaultGateway?, readFailure: String?) {
         self.family = family
@@ -176,8 +178,7 @@ private struct FamilyWalk {
         let flags = Self.flags(sys: host.sys, interface)
         let v6 = isIPv6
         // The checks below read these while `check` appends to `steps`.
-        let host = self.host, route = self.route, readFailure = self.readFailure, expectation = self.expectation
-        let timeout = expectation.timeout, url = expectation.url
+        let host = self.host, route = self.route, readFailure = self.readFailure, url = self.expectation.url
         check(.link) {
             .judged(flags.map { $0 & 0x1 != 0 } == true, "\(name) is up", interface.isEmpty ? "no network interface" : "\(name) is down")
         }
@@ -193,6 +194,63 @@ private struct FamilyWalk {
             guard let route else { return .fail(readFailure.map { "could not read the routing table: \($0)" } ?? "no default route") }
             return .ok(route.address.isEmpty ? "default dev \(name)" : "default via \(route.address) dev \(name)")
         }
+        // Through a VPN the router worth asking is the one of the link that
+        // carries the tunnel: the tunnel's rows stand in for the gateway's.
+        if let tunnel = Self.tunnel(for: url, ipv6: v6, sys: host.sys) {
+            tunnelRows(tunnel)
+        } else {
+            gatewayRow(route: route, name: name)
+        }
+        dnsAndAbove(interface: interface)
+    }
+
+    /// The tunnel's row (what WireGuard or the tunnel's counters say), then
+    /// the link underneath (up, carrier) and its router's neighbour entry.
+    /// Only read: nothing is sent outside the tunnel, not even to that router.
+    private mutating func tunnelRows(_ tunnel: String) {
+        let wireGuard = WireGuardState.read(tunnel)
+        let counters = host.counters(of: tunnel)
+        // An idle tunnel has nothing to show (WireGuard shakes hands only
+        // when there is traffic): whether it passes anything is seen once the
+        // checks above send into it.
+        check(.tunnel) {
+            if let wg = wireGuard {
+                let shook = wg.lastHandshake == 0 ? "no handshake yet" : "last handshake \(Int64(time(nil)) - wg.lastHandshake) s ago"
+                return .ok("\(tunnel) (WireGuard): \(shook); \(wg.rxBytes) bytes in, \(wg.txBytes) out")
+            }
+            return .ok(counters.map { "\(tunnel): \($0.rx) packets in, \($0.tx) out" } ?? tunnel)
+        }
+        let carrier = TunnelReader.carrier(of: tunnel, endpoint: wireGuard?.endpoint, mark: wireGuard?.fwmark ?? 0)
+        check(.link) {
+            guard let c = carrier else { return .notApplicable("the link under \(tunnel) is not known") }
+            if !c.isUp { return .fail("\(c.interface) is down") }
+            if !c.hasCarrier { return .fail("\(c.interface) has no carrier", blame: .carrier) }
+            return .ok("\(c.interface) carries \(tunnel) (\(c.foundBy)): up, with a carrier")
+        }
+        check(.gateway) {
+            guard let c = carrier, !c.router.isEmpty else { return .notApplicable("no router under \(tunnel) to look up") }
+            switch c.routerAnswers {
+            case true?: return .ok("\(c.interface)'s router \(c.router) answers")
+            case false?: return .fail("\(c.interface) is connected but the router \(c.router) does not answer")
+            case nil: return .notApplicable("\(c.interface) keeps no neighbour entry for \(c.router): not known whether it answers")
+            }
+        }
+        // A tunnel that passed nothing while the checks above sent into it
+        // is blamed once they fail.
+        tunnelWatch = TunnelWatch(tunnel: tunnel, before: counters)
+    }
+
+    /// The interface the check server's packets leave by, when it is a tunnel.
+    static func tunnel(for url: String, ipv6: Bool, sys: String) -> String? {
+        let target = FailedLayer.Target(url: url)
+        let address = target.isAddress ? target.host : ipv6 ? "2001:db8::1" : "192.0.2.1"
+        guard let hop = try? TunnelReader.route(to: address), TunnelReader.tunnelKind(hop.interface, sys: sys + "/class/net") != nil
+        else { return nil }
+        return hop.interface
+    }
+
+    private mutating func gatewayRow(route: DefaultGateway?, name: String) {
+        let v6 = isIPv6
         check(.gateway) {
             guard let route else { return .fail("no default route") }
             guard !route.address.isEmpty else { return .notApplicable("\(name) is a point-to-point link: no router to ask") }
@@ -204,6 +262,12 @@ private struct FamilyWalk {
             case .failure(let error): return .notApplicable("could not read the neighbour table: \(error)")
             }
         }
+    }
+
+    private mutating func dnsAndAbove(interface: String) {
+        let v6 = isIPv6
+        let host = self.host, expectation = self.expectation
+        let timeout = expectation.timeout, url = expectation.url
         let target = FailedLayer.Target(url: url)
         var address: String?
         check(.dns) {
@@ -258,7 +322,17 @@ private struct FamilyWalk {
             failed = true
             blamed = outcome.blame ?? layer
             sentence = outcome.detail
+            blameTunnel(above: layer)
         }
+    }
+
+    /// A DNS, TCP or HTTP check that failed while the tunnel sent and received
+    /// nothing since its row was read: the tunnel is what passes nothing.
+    private mutating func blameTunnel(above layer: Diagnosis) {
+        guard [.dns, .tcp, .http].contains(layer), let watch = tunnelWatch,
+              let verdict = watch.finish(files: host).verdict, verdict.layer == .tunnel else { return }
+        blamed = .tunnel
+        sentence = verdict.sentence
     }
 
     static func firstInterface(sys: String) -> String? {

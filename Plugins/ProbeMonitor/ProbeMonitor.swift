@@ -313,6 +313,7 @@ public struct ProbeMonitor: Monitor {
                learn: @Sendable (Double) -> Void = { _ in }) async -> (ProbeOutcome, silent: Bool) {
         var request = HTTPRequest(url: url, timeout: timeout, interface: config.interface, family: family)
         request.connectTimeout = connectTimeout
+        let tunnel = TunnelWatch.start(url: url, family: family, files: files)
         let result = await fetch(request)
         if case .success(let reply) = result {
             if reply.truncated { context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes") }
@@ -322,6 +323,7 @@ public struct ProbeMonitor: Monitor {
         if case .failure = result {
             facts = files.pathFacts(interface: interface, family: family)
             facts.proxy = PlainHTTPProxy.fromEnvironment().proxy(for: url)
+            facts.tunnel = tunnel?.finish(files: files)
         }
         var expectation = self.expectation(url: url)
         expectation.timeout = timeout

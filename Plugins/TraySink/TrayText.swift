@@ -65,6 +65,7 @@ enum TrayText {
         case .address: trayText("the address")
         case .route: trayText("the route")
         case .gateway: trayText("the router")
+        case .tunnel: trayText("the VPN tunnel")
         case .dns: trayText("name lookup (DNS)")
         case .tcp: trayText("the connection to the check server")
         case .tls: trayText("the secure connection (TLS)")

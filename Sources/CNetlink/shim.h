@@ -92,6 +92,8 @@ static const uint16_t LL_RTA_PREFSRC = RTA_PREFSRC;
 static const uint16_t LL_RTA_MULTIPATH = RTA_MULTIPATH;
 static const uint16_t LL_RTA_TABLE = RTA_TABLE;
 static const uint16_t LL_RTA_VIA = RTA_VIA;
+// A route lookup for a marked packet (a VPN's own traffic under policy routing).
+static const uint16_t LL_RTA_MARK = RTA_MARK;
 static const uint16_t LL_NLA_TYPE_MASK = NLA_TYPE_MASK;
 
 // Route and link values.

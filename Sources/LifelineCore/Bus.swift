@@ -309,6 +309,8 @@ public final class Bus: BusControl, Sendable {
             s.current.connection = v.connection
             s.current.diagnosis = v.diagnosis
             s.current.families = v.families
+            s.current.underneath = v.underneath
+            s.current.underneathKind = v.underneathKind
             post(Self.update(for: s, isTransition: false), to: s.mailboxes)
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: now)
@@ -321,6 +323,8 @@ public final class Bus: BusControl, Sendable {
             )
             s.current.diagnosis = v.diagnosis
             s.current.families = v.families
+            s.current.underneath = v.underneath
+            s.current.underneathKind = v.underneathKind
             trackOutage(&s)
             logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])
             post(Self.update(for: s, isTransition: true), to: s.mailboxes)

@@ -14,8 +14,12 @@ extension StateEvent {
         case (let kind?, false): kind
         case (let kind?, true): t.tr("{kind}, metered", ["kind": kind])
         }
-        guard let details else { return name }
         // Translators: a connection's or interface's name, then its kind and whether it is metered.
-        return t.tr("{name} ({details})", ["name": name, "details": details])
+        let text = details.map { t.tr("{name} ({details})", ["name": name, "details": $0]) } ?? name
+        guard !underneath.isEmpty else { return text }
+        let below = underneathKind == .none ? underneath
+            : t.tr("{name} ({details})", ["name": underneath, "details": t.kindName(underneathKind)])
+        // Translators: a VPN and the connection that carries it: "wg0 (vpn) over wlan0 (wifi)".
+        return t.tr("{connection} over {underneath}", ["connection": text, "underneath": below])
     }
 }

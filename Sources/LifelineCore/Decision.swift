@@ -84,6 +84,11 @@ public enum Decision {
             if let link = observation(newestUsableLink) {
                 if v.interface.isEmpty { v.interface = link.interface }
                 if v.kind == .none { v.kind = link.kind }
+                // The link under a VPN is the link monitor's to know, for the interface it names.
+                if v.underneath.isEmpty, v.interface == link.interface {
+                    v.underneath = link.underneath
+                    v.underneathKind = link.underneathKind
+                }
             }
             return named(v, by: observation(newestNamed))
         }
@@ -124,7 +129,7 @@ public enum Decision {
     }
 
     private static func verdict(from o: Observation, state: ConnectivityState, metered: Bool?) -> Verdict {
-        Verdict(
+        var v = Verdict(
             state: state,
             interface: state == .offline ? "" : o.interface,
             kind: state == .offline ? .none : o.kind,
@@ -132,5 +137,10 @@ public enum Decision {
             rttMs: o.rttMs,
             metered: metered ?? false
         ).with(diagnosis: o.diagnosis, families: o.families)
+        if state != .offline {
+            v.underneath = o.underneath
+            v.underneathKind = o.underneathKind
+        }
+        return v
     }
 }

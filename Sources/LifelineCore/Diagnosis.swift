@@ -12,6 +12,8 @@ public enum Diagnosis: String, Sendable, CaseIterable, Codable {
     case route
     /// The default gateway does not answer ARP or neighbour discovery.
     case gateway
+    /// A VPN tunnel passes no traffic while the link underneath it reaches its router.
+    case tunnel
     /// The resolver does not answer, or cannot resolve the check host.
     case dns
     /// The check server refused the connection or did not answer it.

@@ -26,6 +26,10 @@ public struct Observation: Sendable, Equatable {
     public var diagnosis: Diagnosis = .none
     /// Per-family states, from a monitor that measures each family on its own.
     public var families = FamilyStates()
+    /// Through a VPN: the interface that carries the tunnel ("wlan0"), "" otherwise.
+    public var underneath: String = ""
+    /// The kind of `underneath`.
+    public var underneathKind: InterfaceKind = .none
 
     public init(
         role: ObservationRole,

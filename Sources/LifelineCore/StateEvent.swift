@@ -19,6 +19,10 @@ public struct StateEvent: Sendable, Equatable, Codable {
     public var diagnosis: Diagnosis = .none
     /// The state of each family that has a default route.
     public var families = FamilyStates()
+    /// Through a VPN: the interface that carries the tunnel ("wlan0"), "" otherwise.
+    public var underneath: String = ""
+    /// The kind of `underneath`.
+    public var underneathKind: InterfaceKind = .none
 
     public init(
         state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
@@ -45,6 +49,8 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case metered, sequence
         case connection
         case diagnosis, families
+        // `underneath` and `underneath_kind` are written only through a VPN,
+        // after these: they are no field every event has.
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the

@@ -85,6 +85,7 @@ extension Diagnosis {
             return named ? t.tr("{interface} has no IP address", ["interface": interface]) : t.tr("No IP address")
         case .route: return t.tr("No default route")
         case .gateway: return t.tr("The router does not answer")
+        case .tunnel: return t.tr("The VPN tunnel passes no traffic; the connection underneath works")
         case .dns: return t.tr("The DNS server does not answer")
         case .tcp: return t.tr("The check server cannot be reached")
         case .tls: return t.tr("The secure connection (TLS) fails")

@@ -11,6 +11,10 @@ public struct Verdict: Sendable, Equatable {
     public var connection: String = ""
     public var diagnosis: Diagnosis = .none
     public var families = FamilyStates()
+    /// Through a VPN: the interface that carries the tunnel ("wlan0"), "" otherwise.
+    public var underneath: String = ""
+    /// The kind of `underneath`.
+    public var underneathKind: InterfaceKind = .none
 
     public init(
         state: ConnectivityState, interface: String = "", kind: InterfaceKind = .none,

@@ -40,7 +40,7 @@ public enum Lifeline1 {
 
     /// Every field of the published event under its JSON name: `StateChanged`'s details.
     public static func details(_ e: StateEvent) -> [(String, BusValue)] {
-        [
+        var fields: [(String, BusValue)] = [
             ("state", .string(e.state.rawValue)),
             ("previous", .string(e.previous.rawValue)),
             ("since", .uint64(UInt64(clamping: e.since))),
@@ -54,6 +54,11 @@ public enum Lifeline1 {
             ("diagnosis", .string(e.diagnosis.rawValue)),
             ("families", families(e.families)),
         ]
+        // Only through a VPN, as in the event's JSON.
+        if !e.underneath.isEmpty {
+            fields += [("underneath", .string(e.underneath)), ("underneath_kind", .string(e.underneathKind.rawValue))]
+        }
+        return fields
     }
 
     /// `a{ss}`: family name → state, only the families that have a default route.
@@ -98,6 +103,8 @@ public enum Lifeline1 {
         )
         event.diagnosis = fields["diagnosis"]?.string.flatMap(Diagnosis.init(rawValue:)) ?? .none
         event.families = families(from: fields["families"])
+        event.underneath = fields["underneath"]?.string ?? ""
+        event.underneathKind = fields["underneath_kind"]?.string.flatMap(InterfaceKind.init(rawValue:)) ?? .none
         return event
     }
 

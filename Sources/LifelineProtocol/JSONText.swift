@@ -52,6 +52,10 @@ public enum JSONText {
             ("diagnosis", quote(e.diagnosis.rawValue)),
             ("families", families(e.families)),
         ]
+        // Only through a VPN: every other line stays as it always was.
+        if !e.underneath.isEmpty {
+            fields += [("underneath", quote(e.underneath)), ("underneath_kind", quote(e.underneathKind.rawValue))]
+        }
         fields += extra
         return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }

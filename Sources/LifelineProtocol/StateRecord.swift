@@ -54,6 +54,7 @@ public struct StateRecord: Sendable, Equatable {
         var connection = ""  // absent in files an older daemon wrote
         // Written since the layered diagnosis; older files and log lines lack them.
         var diagnosis = Diagnosis.none, families = FamilyStates(), familiesValid = true
+        var underneath = "", underneathKind = InterfaceKind.none  // written since VPNs are told apart
         let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
             switch (key, value) {
             case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
@@ -69,6 +70,8 @@ public struct StateRecord: Sendable, Equatable {
             case ("pid", _): pid = value.int64
             case ("muted_until", _): mutedUntil = value.int64 ?? 0
             case ("diagnosis", .string(let s)): diagnosis = Diagnosis(rawValue: s) ?? .none
+            case ("underneath", .string(let s)): underneath = s
+            case ("underneath_kind", .string(let s)): underneathKind = InterfaceKind(rawValue: s) ?? .none
             case ("families", .nested(let text)):
                 if let f = parseFamilies(text) { families = f } else { familiesValid = false }
             default: break
@@ -84,6 +87,8 @@ public struct StateRecord: Sendable, Equatable {
             connection: connection)
         event.diagnosis = diagnosis
         event.families = families
+        event.underneath = underneath
+        event.underneathKind = underneathKind
         return (event, (pid, mutedUntil))
     }
 

@@ -13,9 +13,11 @@ struct DiagnoseCommand: ParsableCommand {
             Walks link, carrier, address, default route, gateway (ARP), DNS, TCP and HTTP for each \
             address family that has a default route, with the time each check took, and stops a family \
             at its first failure, with the first check URL; then asks every check URL once and shows \
-            each one's verdict. Online when any of them answers as expected. Needs no daemon. The probe \
-            URLs and timeout come from the config's probe monitor (or the defaults). Exits 0 when \
-            online, 1 when not.
+            each one's verdict. Online when any of them answers as expected. Through a VPN tunnel, the \
+            gateway row gives way to the tunnel's row and the link underneath it, read without sending \
+            anything outside the tunnel. Needs no daemon. The probe URLs and timeout come from the \
+            config's probe monitor (--config FILE, else the user's, else the defaults). Exits 0 when \
+            online, 1 when not, 2 when the config does not load.
             """
     )
 
@@ -28,8 +30,16 @@ struct DiagnoseCommand: ParsableCommand {
     @Option(help: "Timeout of each network check (default: the config's probe timeout).")
     var timeout: String?
 
+    @Option(name: .long, help: "Config file whose probe settings to use (default: the user's).")
+    var config: String?
+
     func run() throws {
-        let probe = Self.configuredProbe()
+        let probe: ProbeMonitor.Config
+        do { probe = try Self.configuredProbe(explicitPath: config) } catch {
+            // A config that does not load is an error, not a reason to check with other settings.
+            printError("\(error)")
+            throw ExitCode(2)
+        }
         let wait: Duration
         do { wait = try timeout.map { try DurationText.parse($0) } ?? probe.timeout.duration } catch {
             printError("--timeout: \(error)")
@@ -40,10 +50,11 @@ struct DiagnoseCommand: ParsableCommand {
         throw ExitCode(report.state == .online ? 0 : 1)
     }
 
-    /// The first probe monitor of the user's config, else the probe's defaults.
-    static func configuredProbe() -> ProbeMonitor.Config {
-        let config = try? ConfigLoader.load(explicitPath: nil, paths: .fromEnvironment())
-        return config?.monitors.lazy.compactMap { $0.config as? ProbeMonitor.Config }.first ?? .defaults
+    /// The first probe monitor of the config (`explicitPath`, else the user's),
+    /// else the probe's defaults.
+    static func configuredProbe(explicitPath: String? = nil) throws -> ProbeMonitor.Config {
+        let config = try ConfigLoader.load(explicitPath: explicitPath, paths: .fromEnvironment())
+        return config.monitors.lazy.compactMap { $0.config as? ProbeMonitor.Config }.first ?? .defaults
     }
 
     /// ✓ ✗ – where the terminal's character set is UTF-8, plain ASCII elsewhere
@@ -73,6 +84,7 @@ struct DiagnoseCommand: ParsableCommand {
         case .address: t.tr("address")
         case .route: t.tr("default route")
         case .gateway: t.tr("gateway")
+        case .tunnel: t.tr("VPN tunnel")
         case .dns: t.tr("DNS")
         case .tcp: t.tr("TCP")
         case .tls: t.tr("TLS")

@@ -22,6 +22,21 @@ import Testing
         #expect(line == "online via wlan0 (wifi): probe answered in 12 ms")
     }
 
+    @Test func throughAVPNTheLinkUnderneathIsNamedToo() throws {
+        var e = StateEvent(state: .online, previous: .unknown, since: 0, interface: "wg0", kind: .vpn,
+                           reason: "probe answered in 12 ms", sequence: 1)
+        e.underneath = "wlan0"
+        e.underneathKind = .wifi
+        #expect(StatusFormat.plainLine(e, now: 0, duration: false) == "online via wg0 (vpn) over wlan0 (wifi): probe answered in 12 ms")
+        // It survives the state file; a line without it (no VPN) has no such field.
+        let line = JSONText.object(e)
+        #expect(line.hasSuffix(#","underneath":"wlan0","underneath_kind":"wifi"}"#))
+        #expect(try #require(StateRecord.parseEvent(Array(line.utf8))).event == e)
+        e.underneath = ""
+        e.underneathKind = .none
+        #expect(!JSONText.object(e).contains("underneath"))
+    }
+
     @Test func theConnectionSurvivesTheStateFile() throws {
         let e = event(connection: "Café \"Zum Löwen\"", metered: true)
         let parsed = try #require(StateRecord.parseEvent(Array(JSONText.object(e).utf8)))

@@ -1,0 +1,264 @@
+import Foundation
+import LifelineTestKit
+
+/// A VPN in two network namespaces, as a user has one: the client (where the
+/// daemon runs) reaches the VPN server over a veth, its link underneath, and
+/// the default route goes into the tunnel. The server namespace is also the
+/// client's router on the veth (its address `routerAddress`) and keeps the VPN
+/// endpoint on an address of its own behind that router (`endpointAddress`),
+/// so the client reaches the endpoint through a host route via the router, as
+/// OpenVPN's redirect-gateway and NetworkManager set it up. The check server
+/// listens on the server's tunnel address only: it answers through the tunnel
+/// or not at all.
+///
+/// Every name carries the lab's random tag: namespaces, interfaces, the
+/// userspace WireGuard's control socket (`/var/run/wireguard/<if>.sock` is one
+/// folder for every namespace) and the nftables tables.
+final class VPNLab: @unchecked Sendable {
+    static let requirement = Harness.Requirement.rootAnd(["ip", "nft", "python3", "wireguard-go", "wg"])
+    static let openVPNRequirement = Harness.Requirement.rootAnd(["ip", "nft", "python3", "openvpn"])
+
+    enum Flavour { case wireguard, openvpn }
+    /// How the tunnel carries the default route: a host route to the endpoint
+    /// via the router and the default into the tunnel (OpenVPN, NetworkManager),
+    /// or `wg-quick`'s policy routing: the main table keeps the default via the
+    /// router, a table of its own sends everything not marked into the tunnel.
+    enum Routing { case hostRoute, policy }
+
+    let flavour: Flavour
+    let tag: String
+    let client: String
+    let server: String
+    /// The link underneath, in the client namespace, and its peer in the server's.
+    let carrier: String
+    let serverLink: String
+    /// The tunnel's interface in each namespace.
+    let tunnel: String
+    let serverTunnel: String
+    let clientAddress: String
+    let routerAddress: String
+    let endpointAddress: String
+    let tunnelClientAddress: String
+    let tunnelServerAddress: String
+    let port: Int
+    let fwmark = 51820
+    let workDir: URL
+    private var processes: [Spawned] = []
+    /// The client side's VPN program: it owns the tunnel's interface.
+    private var clientProcess: Spawned?
+    private var checkServer: Spawned?
+    private var serverTables: [String] = []
+
+    var checkURL: String { "http://\(tunnelServerAddress):8080/check_network_status.txt" }
+
+    init(_ flavour: Flavour = .wireguard, routing: Routing = .hostRoute) throws {
+        self.flavour = flavour
+        tag = String(UInt32.random(in: 0..<0xFFFFF), radix: 16)
+        let n = Int.random(in: 1...250)
+        client = "llvpnc-\(tag)"
+        server = "llvpns-\(tag)"
+        carrier = "lvc\(tag)"
+        serverLink = "lvs\(tag)"
+        tunnel = "ltc\(tag)"
+        serverTunnel = "lts\(tag)"
+        clientAddress = "10.215.\(n).2"
+        routerAddress = "10.215.\(n).1"
+        endpointAddress = "10.217.\(n).1"
+        tunnelClientAddress = "10.216.\(n).2"
+        tunnelServerAddress = "10.216.\(n).1"
+        port = Int.random(in: 20000...29999)
+        workDir = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-vpn-\(tag)")
+        try FileManager.default.createDirectory(at: workDir, withIntermediateDirectories: true)
+        try sh(["ip", "netns", "add", client])
+        try sh(["ip", "netns", "add", server])
+        // Name lookups in the client go to the server's tunnel address: through the tunnel, never outside.
+        try FileManager.default.createDirectory(atPath: "/etc/netns/\(client)", withIntermediateDirectories: true)
+        try "nameserver \(tunnelServerAddress)\n".write(toFile: "/etc/netns/\(client)/resolv.conf", atomically: true, encoding: .utf8)
+        try sh(["ip", "link", "add", carrier, "netns", client, "type", "veth", "peer", "name", serverLink, "netns", server])
+        try inClient(["ip", "link", "set", "lo", "up"])
+        try inServer(["ip", "link", "set", "lo", "up"])
+        // No IPv6 on the link underneath: its neighbour discovery and router
+        // solicitations would be packets outside the tunnel that prove nothing.
+        try inClient(["sysctl", "-q", "-w", "net.ipv6.conf.\(carrier).disable_ipv6=1"])
+        try inClient(["ip", "addr", "add", "\(clientAddress)/24", "dev", carrier])
+        try inClient(["ip", "link", "set", carrier, "up"])
+        try inServer(["ip", "addr", "add", "\(routerAddress)/24", "dev", serverLink])
+        try inServer(["ip", "addr", "add", "\(endpointAddress)/32", "dev", "lo"])
+        try inServer(["ip", "link", "set", serverLink, "up"])
+        switch flavour {
+        case .wireguard: try startWireGuard()
+        case .openvpn: try startOpenVPN()
+        }
+        try inClient(["ip", "route", "add", "\(endpointAddress)/32", "via", routerAddress, "dev", carrier])
+        switch routing {
+        case .hostRoute:
+            try inClient(["ip", "route", "add", "default", "dev", tunnel])
+        case .policy:
+            try inClient(["ip", "route", "add", "default", "via", routerAddress, "dev", carrier])
+            try inClient(["wg", "set", tunnel, "fwmark", "\(fwmark)"])
+            try inClient(["ip", "route", "add", "default", "dev", tunnel, "table", "\(fwmark)"])
+            try inClient(["ip", "rule", "add", "not", "fwmark", "\(fwmark)", "table", "\(fwmark)"])
+            try inClient(["ip", "rule", "add", "table", "main", "suppress_prefixlength", "0"])
+        }
+    }
+
+    deinit {
+        checkServer?.stop()
+        for p in processes.reversed() { p.stop() }
+        _ = try? Harness.run(["ip", "netns", "del", client])
+        _ = try? Harness.run(["ip", "netns", "del", server])
+        try? FileManager.default.removeItem(atPath: "/etc/netns/\(client)")
+        try? FileManager.default.removeItem(atPath: "/var/run/wireguard/\(tunnel).sock")
+        try? FileManager.default.removeItem(atPath: "/var/run/wireguard/\(serverTunnel).sock")
+        try? FileManager.default.removeItem(at: workDir)
+    }
+
+    @discardableResult
+    func sh(_ argv: [String]) throws -> String { try ProbeLab.sh(argv) }
+    @discardableResult
+    func inClient(_ argv: [String]) throws -> String { try sh(["ip", "netns", "exec", client] + argv) }
+    @discardableResult
+    func inServer(_ argv: [String]) throws -> String { try sh(["ip", "netns", "exec", server] + argv) }
+
+    // MARK: WireGuard (userspace: this kernel may have no module)
+
+    private func startWireGuard() throws {
+        let clientKey = try privateKey("client"), serverKey = try privateKey("server")
+        for (ns, name) in [(client, tunnel), (server, serverTunnel)] {
+            processes.append(try Spawned(["ip", "netns", "exec", ns, "wireguard-go", "-f", name],
+                                         environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                                                       "LOG_LEVEL": "error"]))
+            try waitFor("wireguard-go's \(name)") { FileManager.default.fileExists(atPath: "/var/run/wireguard/\(name).sock") }
+        }
+        clientProcess = processes.first
+        try inServer(["wg", "set", serverTunnel, "listen-port", "\(port)", "private-key", serverKey.path,
+                      "peer", try publicKey(clientKey), "allowed-ips", "\(tunnelClientAddress)/32"])
+        try inServer(["ip", "addr", "add", "\(tunnelServerAddress)/24", "dev", serverTunnel])
+        try inServer(["ip", "link", "set", serverTunnel, "up"])
+        try inClient(["wg", "set", tunnel, "private-key", clientKey.path,
+                      "peer", try publicKey(serverKey), "allowed-ips", "0.0.0.0/0", "endpoint", "\(endpointAddress):\(port)"])
+        try inClient(["ip", "addr", "add", "\(tunnelClientAddress)/24", "dev", tunnel])
+        try inClient(["ip", "link", "set", tunnel, "up"])
+    }
+
+    private func privateKey(_ name: String) throws -> URL {
+        let key = try sh(["wg", "genkey"])
+        let url = workDir.appendingPathComponent("\(name).key")
+        FileManager.default.createFile(atPath: url.path, contents: Data(key.utf8), attributes: [.posixPermissions: 0o600])
+        return url
+    }
+
+    private func publicKey(_ privateKey: URL) throws -> String {
+        let r = try Harness.run(["wg", "pubkey"], stdin: try String(contentsOf: privateKey, encoding: .utf8))
+        guard r.status == 0 else { throw ProbeLab.LabError(description: "wg pubkey: \(r.stderr)") }
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    // MARK: OpenVPN (static key, tun)
+
+    private func startOpenVPN() throws {
+        let key = workDir.appendingPathComponent("static.key").path
+        try sh(["openvpn", "--genkey", "secret", key])
+        // Static-key mode is deprecated (2.7 drops it) but needs no certificates; a throwaway key is enough here.
+        let common = ["--dev-type", "tun", "--proto", "udp", "--secret", key, "--cipher", "AES-256-CBC",
+                      "--verb", "1", "--ping", "2", "--ping-restart", "0"]
+        processes.append(try Spawned(["ip", "netns", "exec", server, "openvpn", "--dev", serverTunnel, "--lport", "\(port)",
+                                      "--local", endpointAddress, "--ifconfig", tunnelServerAddress, tunnelClientAddress] + common,
+                                     stdout: .file(workDir.appendingPathComponent("openvpn-server.log").path), stderr: .stdout))
+        processes.append(try Spawned(["ip", "netns", "exec", client, "openvpn", "--dev", tunnel, "--remote", endpointAddress,
+                                      "\(port)", "--nobind", "--ifconfig", tunnelClientAddress, tunnelServerAddress] + common,
+                                     stdout: .file(workDir.appendingPathComponent("openvpn-client.log").path), stderr: .stdout))
+        clientProcess = processes.last
+        try waitFor("openvpn's tunnels") {
+            (try? self.inClient(["ip", "link", "show", self.tunnel, "up"]))?.contains("UP") == true
+                && (try? self.inServer(["ip", "link", "show", self.serverTunnel, "up"]))?.contains("UP") == true
+        }
+    }
+
+    // MARK: The check server, the faults, the leak counter
+
+    /// The check server on the server's tunnel address, waited for until it listens.
+    func startCheckServer() throws {
+        let ready = workDir.appendingPathComponent("check.ready")
+        checkServer = try Spawned(["ip", "netns", "exec", server, "python3", ProbeLab.script, "ok", tunnelServerAddress, "8080",
+                                   workDir.appendingPathComponent("check.log").path], stdout: .file(ready.path))
+        try waitFor("the check server") { (try? String(contentsOf: ready, encoding: .utf8))?.contains("ready") == true }
+    }
+
+    /// The VPN server goes silent: its tunnel's datagrams are dropped as they
+    /// arrive. The router on the veth still answers ARP.
+    func silenceVPNServer() throws {
+        try serverDrop(family: "inet", rule: ["udp", "dport", "\(port)", "drop"])
+    }
+
+    /// The link underneath loses its router: ARP from the client is dropped on
+    /// the server side, and the client forgets what it had learnt.
+    func silenceRouter() throws {
+        try serverDrop(family: "arp", rule: ["iifname", serverLink, "drop"])
+        try inClient(["ip", "neigh", "flush", "dev", carrier])
+    }
+
+    /// A kill switch, as VPN clients set one: the link underneath lets out
+    /// nothing but the tunnel's own datagrams.
+    func killSwitch() throws {
+        let table = "llvpnkill_\(tag)"
+        try inClient(["nft", "add", "table", "inet", table])
+        try inClient(["nft", "add", "chain", "inet", table, "out", "{ type filter hook output priority 10; policy accept; }"])
+        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "ip", "daddr", endpointAddress,
+                      "udp", "dport", "\(port)", "accept"])
+        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "drop"])
+    }
+
+    /// The tunnel taken down by its owner: the VPN program ends, its
+    /// interface goes, and with it the default route.
+    func takeTunnelDown() throws {
+        _ = clientProcess?.stop()
+        try waitFor("\(tunnel) to go") { (try? self.inClient(["ip", "link", "show", self.tunnel])) == nil }
+    }
+
+    private func serverDrop(family: String, rule: [String]) throws {
+        let name = "llvpn_\(tag)_\(serverTables.count)"
+        try inServer(["nft", "add", "table", family, name])
+        try inServer(["nft", "add", "chain", family, name, "in", "{ type filter hook input priority 0; policy accept; }"])
+        try inServer(["nft", "add", "rule", family, name, "in"] + rule)
+        serverTables.append(name)
+    }
+
+    /// Counts, in the client namespace, every packet that leaves by the link
+    /// underneath other than the tunnel's own datagrams to the VPN server's
+    /// port (ARP is not seen by an `inet` table): what the daemon might send
+    /// outside the tunnel to find out what is wrong.
+    func startLeakCounter() throws {
+        let table = "llvpnleak_\(tag)"
+        try inClient(["nft", "add", "table", "inet", table])
+        try inClient(["nft", "add", "chain", "inet", table, "out", "{ type filter hook output priority 0; policy accept; }"])
+        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "ip", "daddr", endpointAddress,
+                      "udp", "dport", "\(port)", "accept"])
+        // One counter per protocol, so a leak says what it was.
+        for proto in ["tcp", "udp", "icmp", "ipv6-icmp"] {
+            try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "meta", "l4proto", proto, "counter", "accept"])
+        }
+        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "counter"])
+    }
+
+    /// Packets the leak counter saw leave outside the tunnel, and its rules with their counts.
+    func leaks() throws -> (packets: Int, listing: String) {
+        let listing = try inClient(["nft", "list", "table", "inet", "llvpnleak_\(tag)"])
+        var total = 0
+        var rest = Substring(listing)
+        while let range = rest.range(of: "counter packets ") {
+            total += Int(rest[range.upperBound...].prefix { $0.isNumber }) ?? 0
+            rest = rest[range.upperBound...]
+        }
+        return (total, listing)
+    }
+
+    private func waitFor(_ what: String, timeout: Duration = .seconds(10), _ condition: () -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition() { return }
+            usleep(20_000)
+        }
+        throw ProbeLab.LabError(description: "\(what) did not come up within \(timeout)")
+    }
+}
