@@ -64,13 +64,11 @@ import Testing
         try expectNoLeak(vpn)
     }
 
-    @Test func wireGuardServerSilentIsTheTunnelNotTheLinkUnderneath() async throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func wireGuardServerSilentIsTheTunnelNotTheLinkUnderneath() async throws {
         try await silentServerIsTunnel(try VPNLab(.wireguard))
     }
 
-    @Test func aKillSwitchOnTheLinkUnderneathChangesNothing() async throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func aKillSwitchOnTheLinkUnderneathChangesNothing() async throws {
         let vpn = try VPNLab(.wireguard)
         try vpn.killSwitch()
         let fixture = try await startOnline(vpn)
@@ -84,8 +82,7 @@ import Testing
         try expectNoLeak(vpn)
     }
 
-    @Test func wireGuardWithPolicyRoutingServerSilentIsTheTunnel() async throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func wireGuardWithPolicyRoutingServerSilentIsTheTunnel() async throws {
         let vpn = try VPNLab(.wireguard, routing: .policy)
         try vpn.startLeakCounter()
         try vpn.startCheckServer()
@@ -101,8 +98,7 @@ import Testing
         try expectNoLeak(vpn)
     }
 
-    @Test func wireGuardCarrierLosingItsRouterIsTheGatewayOfTheLinkUnderneath() async throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func wireGuardCarrierLosingItsRouterIsTheGatewayOfTheLinkUnderneath() async throws {
         let vpn = try VPNLab(.wireguard)
         let fixture = try await startOnline(vpn)
         try vpn.silenceRouter()
@@ -112,8 +108,7 @@ import Testing
         try expectNoLeak(vpn)
     }
 
-    @Test func wireGuardTakenDownIsTheRouteChange() async throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func wireGuardTakenDownIsTheRouteChange() async throws {
         let vpn = try VPNLab(.wireguard)
         let fixture = try await startOnline(vpn)
         try vpn.takeTunnelDown()
@@ -127,13 +122,11 @@ import Testing
         try expectNoLeak(vpn)
     }
 
-    @Test func openVPNServerSilentIsTheTunnel() async throws {
-        guard Harness.available(VPNLab.openVPNRequirement) else { return }
+    @Test(.requires(VPNLab.openVPNRequirement)) func openVPNServerSilentIsTheTunnel() async throws {
         try await silentServerIsTunnel(try VPNLab(.openvpn))
     }
 
-    @Test func openVPNCarrierLosingItsRouterIsTheGatewayOfTheLinkUnderneath() async throws {
-        guard Harness.available(VPNLab.openVPNRequirement) else { return }
+    @Test(.requires(VPNLab.openVPNRequirement)) func openVPNCarrierLosingItsRouterIsTheGatewayOfTheLinkUnderneath() async throws {
         let vpn = try VPNLab(.openvpn)
         let fixture = try await startOnline(vpn)
         try vpn.silenceRouter()
@@ -142,8 +135,7 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
-    @Test func openVPNTakenDownIsTheRouteChange() async throws {
-        guard Harness.available(VPNLab.openVPNRequirement) else { return }
+    @Test(.requires(VPNLab.openVPNRequirement)) func openVPNTakenDownIsTheRouteChange() async throws {
         let vpn = try VPNLab(.openvpn)
         let fixture = try await startOnline(vpn)
         try vpn.takeTunnelDown()
@@ -176,8 +168,7 @@ import Testing
         return path
     }
 
-    @Test func theTunnelAndTheLinkUnderneathHaveRowsOfTheirOwn() throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func theTunnelAndTheLinkUnderneathHaveRowsOfTheirOwn() throws {
         let vpn = try VPNLab(.wireguard)
         try vpn.startLeakCounter()
         try vpn.startCheckServer()
@@ -202,8 +193,7 @@ import Testing
         #expect(leaks.packets == 0, "packets left outside the tunnel:\n\(leaks.listing)")
     }
 
-    @Test func aConfigFileThatDoesNotLoadIsAnErrorNamingIt() throws {
-        guard Harness.available(VPNLab.requirement) else { return }
+    @Test(.requires(VPNLab.requirement)) func aConfigFileThatDoesNotLoadIsAnErrorNamingIt() throws {
         let vpn = try VPNLab(.wireguard)
         let path = try configFile(vpn, "[[monitor]]\nkind = \"probe\"\ntimeout = \"5 parsecs\"\n")
         let r = try diagnose(vpn, ["--config", path])

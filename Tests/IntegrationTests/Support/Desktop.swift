@@ -184,8 +184,6 @@ enum NotificationServer: String, Sendable, CaseIterable {
         return Harness.Requirement { FileManager.default.isExecutableFile(atPath: executable) ? nil : "\(executable) missing" }
     }
 
-    @available(*, deprecated, message: "state it on the test: @Test(.requires(server.requirement))")
-    var available: Bool { Harness.available(requirement) }
 }
 
 /// The Notify and CloseNotification calls that `dbus-monitor` saw on the bus.

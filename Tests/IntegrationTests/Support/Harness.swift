@@ -24,20 +24,6 @@ enum Harness {
         ProcessInfo.processInfo.environment["LIFELINE_REQUIRE_INTEGRATION"] == "1"
     }
 
-    /// Whether a test needing `requirement` can run here, for checks made inside a
-    /// test or a helper; a test states what it needs with the `.requires(…)` trait
-    /// instead, which reports a missing requirement as a skip with its reason.
-    @available(*, deprecated, message: "state it on the test: @Test(.requires(…))")
-    static func available(_ requirement: Requirement) -> Bool {
-        if let missing = requirement.missing() {
-            if integrationRequired {
-                Issue.record("integration test cannot run: \(missing) (LIFELINE_REQUIRE_INTEGRATION=1)")
-            }
-            return false
-        }
-        return true
-    }
-
     /// For a requirement known only inside the test (one argument of several):
     /// missing, it ends the test as skipped with the reason, or, under
     /// `LIFELINE_REQUIRE_INTEGRATION=1`, as failed.

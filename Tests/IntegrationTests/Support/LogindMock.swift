@@ -21,9 +21,6 @@ final class LogindMock: @unchecked Sendable {
     private static let dbusmockMissing: String? =
         (try? Harness.run([python, "-c", "import dbusmock"]).status) == 0 ? nil : "\(python) cannot import dbusmock"
 
-    @available(*, deprecated, message: "state it on the test: @Test(.requires(LogindMock.requirement))")
-    static func available() -> Bool { Harness.available(requirement) }
-
     /// `started: false` leaves the bus without logind until `start()`.
     /// `bus`: the stand-in system bus (a new private one by default).
     init(sessionActive: Bool = true, started: Bool = true, bus: PrivateBus? = nil) throws {

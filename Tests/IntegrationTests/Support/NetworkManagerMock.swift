@@ -25,9 +25,6 @@ final class NetworkManagerMock: @unchecked Sendable {
     private static let dbusmockMissing: String? =
         (try? Harness.run([python, "-c", "import dbusmock"]).status) == 0 ? nil : "python3-dbusmock missing"
 
-    @available(*, deprecated, message: "state it on the test: @Test(.requires(NetworkManagerMock.requirement))")
-    static var available: Bool { Harness.available(requirement) }
-
     init() throws {
         let bus = try PrivateBus()
         self.bus = bus

@@ -28,9 +28,6 @@ enum StockSystemBus {
         return missing.map { "missing \($0)" }
     }()
 
-    @available(*, deprecated, message: "state it on the test: @Test(.requires(StockSystemBus.requirement))")
-    static func available() -> Bool { Harness.available(requirement) }
-
     static func start() throws -> PrivateBus {
         var conf = try String(contentsOfFile: stockConfiguration, encoding: .utf8)
         for element in ["user", "pidfile", "servicehelper"] {

@@ -24,9 +24,6 @@ final class TrayWatcher: @unchecked Sendable {
     static let requirement = Harness.Requirement { missingOnce.map { "missing \($0)" } }
     private static let missingOnce = missing
 
-    @available(*, deprecated, message: "state it on the test: @Test(.requires(TrayWatcher.requirement))")
-    static func available() -> Bool { Harness.available(requirement) }
-
     let log: URL
     let environment: [String: String]
     private var process: Spawned?
