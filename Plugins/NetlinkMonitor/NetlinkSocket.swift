@@ -86,39 +86,23 @@ final class NetlinkSocket: @unchecked Sendable {
 
     /// Sends a dump request (`RTM_GET*` with NLM_F_DUMP) and returns its sequence number.
     func requestDump(type: UInt16) throws(Failure) -> UInt32 {
-        sequence &+= 1
         // nlmsghdr (16) + rtgenmsg (1), padded to 4: the kernel accepts rtgenmsg
         // for every RTM_GET* dump and AF_UNSPEC means all families.
-        var request = [UInt8](repeating: 0, count: Int(ll_nlmsg_align(LL_NLMSG_HDRLEN + LL_SIZEOF_RTGENMSG)))
-        let length = UInt32(request.count)
-        let flags = LL_NLM_F_REQUEST | LL_NLM_F_DUMP
-        let seq = sequence
-        request.withUnsafeMutableBytes { b in
-            b.storeBytes(of: length, toByteOffset: 0, as: UInt32.self)
-            b.storeBytes(of: type, toByteOffset: 4, as: UInt16.self)
-            b.storeBytes(of: flags, toByteOffset: 6, as: UInt16.self)
-            b.storeBytes(of: seq, toByteOffset: 8, as: UInt32.self)
-        }
-        var kernel = sockaddr_nl()
-        kernel.nl_family = sa_family_t(LL_AF_NETLINK)
-        let sent = request.withUnsafeBytes { b in
-            withUnsafePointer(to: &kernel) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
-                }
-            }
-        }
-        guard sent == request.count else { throw Failure(operation: "send dump request", errno: errno) }
-        return seq
+        let body = [UInt8](repeating: 0, count: Int(ll_nlmsg_align(LL_NLMSG_HDRLEN + LL_SIZEOF_RTGENMSG) - LL_NLMSG_HDRLEN))
+        return try send(type: type, flags: LL_NLM_F_REQUEST | LL_NLM_F_DUMP, body: body, operation: "send dump request")
     }
 
     /// Sends one request (`type`, `NLM_F_REQUEST`, `body` after the header) and
     /// returns its sequence number: a single route lookup, not a dump.
     func request(type: UInt16, body: [UInt8]) throws(Failure) -> UInt32 {
+        try send(type: type, flags: LL_NLM_F_REQUEST, body: body, operation: "send request")
+    }
+
+    /// One message to the kernel: the header, then `body`; returns its sequence number.
+    private func send(type: UInt16, flags: UInt16, body: [UInt8], operation: String) throws(Failure) -> UInt32 {
         sequence &+= 1
         var message = [UInt8](repeating: 0, count: Int(LL_NLMSG_HDRLEN)) + body
         let length = UInt32(message.count)
-        let flags = LL_NLM_F_REQUEST
         let seq = sequence
         message.withUnsafeMutableBytes { b in
             b.storeBytes(of: length, toByteOffset: 0, as: UInt32.self)
@@ -135,7 +119,7 @@ final class NetlinkSocket: @unchecked Sendable {
                 }
             }
         }
-        guard sent == message.count else { throw Failure(operation: "send request", errno: errno) }
+        guard sent == message.count else { throw Failure(operation: operation, errno: errno) }
         return seq
     }
 

@@ -139,14 +139,7 @@ final class Desktop: @unchecked Sendable {
 
     /// A screenshot of the whole screen, kept under `artifacts/` as a test artifact.
     func screenshot(named name: String) throws -> URL {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let dir = repo.appendingPathComponent("artifacts")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let file = dir.appendingPathComponent(name)
-        let r = try Harness.run(["import", "-display", display, "-window", "root", file.path], environment: environment)
-        #expect(r.status == 0, "import failed: \(r.stderr)")
-        return file
+        try Artifacts.screenshot(display: display, named: name, environment: environment)
     }
 
     deinit {

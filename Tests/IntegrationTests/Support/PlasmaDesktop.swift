@@ -35,22 +35,7 @@ final class PlasmaDesktop: @unchecked Sendable {
         let runtime = root.appendingPathComponent("run")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         busAddress = "unix:path=\(root.appendingPathComponent("bus").path)"
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(busAddress)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="root"/>
-                <allow user="\(Self.user)"/>
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: root.appendingPathComponent("bus.conf"), atomically: true, encoding: .utf8)
+        try SharedBus.writeConfig(to: root.appendingPathComponent("bus.conf"), address: busAddress, user: Self.user)
         _ = try Harness.run(["chown", "-R", "\(Self.user):\(Self.group)", root.path])
         chmod(runtime.path, 0o700)
         // A display number nobody uses (an X server leaves /tmp/.X11-unix/X<n>).
@@ -216,14 +201,7 @@ final class PlasmaDesktop: @unchecked Sendable {
 
     /// The whole screen, under `artifacts/`.
     func screenshot(named name: String) throws -> URL {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let dir = repo.appendingPathComponent("artifacts")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let file = dir.appendingPathComponent(name)
-        let r = try Harness.run(["import", "-display", display, "-window", "root", file.path])
-        #expect(r.status == 0, "import failed: \(r.stderr)")
-        return file
+        try Artifacts.screenshot(display: display, named: name)
     }
 
     /// Taken again (bounded) until it differs from `unlike` and two in a row are

@@ -190,23 +190,9 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
         busAddress = "unix:path=\(root.appendingPathComponent("bus").path)"
         systemBusAddress = "unix:path=\(root.appendingPathComponent("system-bus").path)"
         for (name, address, type) in [("bus", busAddress, "session"), ("system-bus", systemBusAddress, "system")] {
-            try """
-                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-                <busconfig>
-                  <type>\(type)</type>
-                  <listen>\(address)</listen>
-                  <auth>EXTERNAL</auth>
-                  \(type == "session" ? "<servicedir>\(services.path)</servicedir>" : "")
-                  <policy context="default">
-                    <allow user="root"/>
-                    <allow user="\(Self.user)"/>
-                    <allow send_destination="*" eavesdrop="true"/>
-                    <allow eavesdrop="true"/>
-                    <allow own="*"/>
-                  </policy>
-                </busconfig>
-                """.write(to: root.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
+            try SharedBus.writeConfig(
+                to: root.appendingPathComponent("\(name).conf"), type: type, address: address, user: Self.user,
+                serviceDirectory: type == "session" ? services : nil)
         }
         _ = try Harness.run(["chown", "-R", "\(Self.user):\(Self.group)", root.path])
         chmod(runtime.path, 0o700)
@@ -320,10 +306,7 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
         await Harness.waitUntil("the banner '\(summary)' on screen") {
             (try? self.eval("Main.messageTray._notificationState === 2 && Main.messageTray._notification?.title === '\(quoted)'")) as? Bool == true
         }
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let dir = repo.appendingPathComponent("artifacts")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Artifacts.createdFolder()
         let own = root.appendingPathComponent("shot.png")
         let r = try Harness.run(["gdbus", "call", "--address", busAddress, "--dest", "org.gnome.Shell.Screenshot", "--object-path",
                                  "/org/gnome/Shell/Screenshot", "--method", "org.gnome.Shell.Screenshot.Screenshot",

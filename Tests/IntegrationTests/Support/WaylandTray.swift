@@ -35,22 +35,7 @@ final class WaylandTray: @unchecked Sendable {
         let socket = root.appendingPathComponent("bus").path
         busAddress = "unix:path=\(socket)"
         let busConfig = root.appendingPathComponent("bus.conf")
-        try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(busAddress)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="root"/>
-                <allow user="\(Self.user)"/>
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(to: busConfig, atomically: true, encoding: .utf8)
+        try SharedBus.writeConfig(to: busConfig, address: busAddress, user: Self.user)
         processes.append(try Spawned(["dbus-daemon", "--config-file=\(busConfig.path)", "--nofork", "--nopidfile"],
                                      stdout: .file(root.appendingPathComponent("bus.log").path), stderr: .stdout))
         try """
@@ -141,10 +126,7 @@ final class WaylandTray: @unchecked Sendable {
     }
 
     private func grim(named name: String, region: String?) throws -> URL {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let dir = repo.appendingPathComponent("artifacts")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = try Artifacts.createdFolder()
         let file = dir.appendingPathComponent(name)
         let r = try Spawned.run(asUser(["grim"] + (region.map { ["-g", $0] } ?? []) + ["-"], wayland: true))
         #expect(r.status == 0, "grim failed: \(String(decoding: r.stderr, as: UTF8.self))")
