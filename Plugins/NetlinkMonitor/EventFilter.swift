@@ -8,7 +8,8 @@ import Glibc
 ///
 /// Kept: route messages for main-table default routes (`rtm_dst_len` 0,
 /// `rtm_table` 254); link and address messages for the `watched` interfaces
-/// (those that carry, or carried, a default route); anything else (errors).
+/// (those that carry, or carried, a default route, and a tunnel policy rules
+/// send the traffic into); anything else (rule changes, errors).
 /// Dropped: other routes (link-local, multicast, local table) and link or
 /// address messages of other interfaces. Their state is re-read from the
 /// kernel when a default route starts to use them (`NetlinkLoop.syncWatched`).

@@ -37,7 +37,9 @@ final class NetlinkLoop: @unchecked Sendable {
     private var publishedKey: VerdictKey?
     private var lastPrimary: RouteTable.Primary?
     private var kindCache: (index: Int32, name: String, kind: InterfaceKind)?
-    private var underneathCache: (index: Int32, name: String, underneath: String, kind: InterfaceKind)?
+    /// The connection's name for the current primary interface (it differs
+    /// when a tunnel carries the internet's traffic); forgotten when rules change.
+    private var tunnelCache: (index: Int32, name: String, naming: Naming)?
     /// Interfaces whose link and address events pass the socket filter.
     private var watched: Set<Int32> = []
 
@@ -53,9 +55,14 @@ final class NetlinkLoop: @unchecked Sendable {
     init(settings: Settings, logger: Logger) throws(NetlinkSocket.Failure) {
         self.settings = settings
         self.logger = logger
+        // Rules too: a VPN that steers the internet's traffic by policy routing
+        // (`wg-quick`, NetworkManager's WireGuard) leaves the main table's
+        // default route alone and adds rules.
         let groups = LL_RTMGRP_LINK | LL_RTMGRP_IPV4_IFADDR | LL_RTMGRP_IPV6_IFADDR
-            | LL_RTMGRP_IPV4_ROUTE | LL_RTMGRP_IPV6_ROUTE
+            | LL_RTMGRP_IPV4_ROUTE | LL_RTMGRP_IPV6_ROUTE | LL_RTMGRP_IPV4_RULE
         events = try NetlinkSocket(groups: groups, nonBlocking: true, receiveBuffer: settings.receiveBuffer)
+        // A kernel without IPv6 has no such group; IPv4 rules still count.
+        try? events.join(group: LL_RTNLGRP_IPV6_RULE)
         dumps = try NetlinkSocket(groups: 0, nonBlocking: true)
         wakeup = try Wakeup()
         try events.attach(EventFilter.program(watching: []))
@@ -82,7 +89,7 @@ final class NetlinkLoop: @unchecked Sendable {
         table = try dump()
         try syncWatched(refreshAll: true)
         var lastDump = clock.now
-        evaluate(check: false, emit: emit)
+        try decide(check: false, emit: emit)
         var redumpPending = false
         var fds = [pollfd(fd: events.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
@@ -119,11 +126,21 @@ final class NetlinkLoop: @unchecked Sendable {
                 lastDump = clock.now
                 redumpPending = false
                 logger.info("netlink: tables re-dumped after overflow")
-                evaluate(check: true, emit: emit)
+                try decide(check: true, emit: emit)
             } else if relevant {
                 try syncWatched(refreshAll: false)
-                evaluate(check: true, emit: emit)
+                try decide(check: true, emit: emit)
             }
+        }
+    }
+
+    /// A link message of the tunnel policy rules send the traffic into: its
+    /// going down or away sends the traffic back to the main table's route.
+    private func touchesPolicyTunnel(_ message: NetlinkMessage) -> Bool {
+        guard let index = tunnelCache?.naming.tunnelIndex else { return false }
+        switch message.body {
+        case .newLink(let m), .deleteLink(let m): return m.index == index
+        default: return false
         }
     }
 
@@ -146,7 +163,13 @@ final class NetlinkLoop: @unchecked Sendable {
             case .data(let count):
                 let result = NetlinkParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 for problem in result.problems { logger.warning("netlink: malformed input: \(problem)") }
-                for message in result.messages where table.apply(message) { relevant = true }
+                for message in result.messages {
+                    if table.apply(message) { relevant = true }
+                    if message.body == .ruleChanged || touchesPolicyTunnel(message) {
+                        tunnelCache = nil
+                        relevant = true
+                    }
+                }
             }
         }
     }
@@ -175,7 +198,8 @@ final class NetlinkLoop: @unchecked Sendable {
     /// missed in between. An interface stays watched until it is deleted, so a
     /// route that flaps costs no re-read.
     private func syncWatched(refreshAll: Bool) throws(NetlinkSocket.Failure) {
-        let next = watched.filter { table.links[$0] != nil }.union(table.nextHopIndexes)
+        let tunnel = tunnelCache?.naming.tunnelIndex.map { [$0] } ?? []
+        let next = watched.filter { table.links[$0] != nil }.union(table.nextHopIndexes).union(tunnel)
         let added = refreshAll ? next : next.subtracting(watched)
         if next != watched {
             try events.attach(EventFilter.program(watching: next))
@@ -223,13 +247,19 @@ final class NetlinkLoop: @unchecked Sendable {
         }
     }
 
+    /// Evaluates, then watches a tunnel the evaluation found by policy rules.
+    private func decide(check: Bool, emit: (Event) -> Void) throws(NetlinkSocket.Failure) {
+        evaluate(check: check, emit: emit)
+        if let tunnel = tunnelCache?.naming.tunnelIndex, !watched.contains(tunnel) { try syncWatched(refreshAll: false) }
+    }
+
     /// Decides and emits when the verdict changed; asks for a check when `check`.
     private func evaluate(check: Bool, emit: (Event) -> Void) {
         var observation: Observation
         if let p = table.primary(deprioritised: settings.deprioritised.matches) {
-            observation = Observation(role: .link, state: .online, interface: p.name, kind: kind(p),
-                                      reason: "default route via \(p.name)")
-            (observation.underneath, observation.underneathKind) = underneath(p)
+            let n = naming(p)
+            observation = Observation(role: .link, state: .online, interface: n.interface, kind: n.kind, reason: n.reason)
+            (observation.underneath, observation.underneathKind) = (n.underneath, n.underneathKind)
             lastPrimary = p
         } else {
             let (layer, reason) = table.offline(previous: lastPrimary, deprioritised: settings.deprioritised.matches)
@@ -248,21 +278,52 @@ final class NetlinkLoop: @unchecked Sendable {
         }
     }
 
-    /// The link that carries the tunnel the default route goes into, with its
-    /// kind; ("", .none) when the route's interface is no tunnel. Read once per
-    /// primary interface (a route and a neighbour dump on a socket of their own).
-    private func underneath(_ p: RouteTable.Primary) -> (String, InterfaceKind) {
-        if let c = underneathCache, c.index == p.index, c.name == p.name { return (c.underneath, c.kind) }
-        var found = ("", InterfaceKind.none)
-        if TunnelReader.tunnelKind(p.name, sys: settings.kinds.sysfsRoot) != nil {
-            let wireGuard = WireGuardState.read(p.name)
-            if let carrier = TunnelReader.carrier(of: p.name, endpoint: wireGuard?.endpoint, mark: wireGuard?.fwmark ?? 0) {
-                let link = table.links.values.first { $0.name == carrier.interface }
-                found = (carrier.interface, link.map { settings.kinds.kind(of: $0) } ?? .other)
-            }
+    /// How the connection is named: the primary interface, or the VPN tunnel
+    /// the internet's traffic goes into with the link that carries it.
+    struct Naming: Equatable {
+        var interface: String
+        var kind: InterfaceKind
+        var underneath = ""
+        var underneathKind = InterfaceKind.none
+        var reason: String
+        /// The tunnel policy rules send the traffic into: watched like a
+        /// default route's interface, so its going down or away is heard.
+        var tunnelIndex: Int32?
+    }
+
+    /// The tunnel is found two ways: the default route itself goes into it
+    /// (a host route keeps the VPN server reachable underneath), or policy
+    /// rules send the internet's traffic into it while the main table's
+    /// default stays on the link (`wg-quick`): the kernel's route lookup for
+    /// a documentation address, the way any packet to the internet would go,
+    /// tells. Read once per primary interface and after rule changes (a route
+    /// lookup, and a route and neighbour dump for a tunnel, on sockets of their own).
+    private func naming(_ p: RouteTable.Primary) -> Naming {
+        if let c = tunnelCache, c.index == p.index, c.name == p.name { return c.naming }
+        var found = Naming(interface: p.name, kind: kind(p), reason: "default route via \(p.name)")
+        let sys = settings.kinds.sysfsRoot
+        if TunnelReader.tunnelKind(p.name, sys: sys) != nil {
+            (found.underneath, found.underneathKind) = carrier(of: p.name)
+        } else if let hop = (try? TunnelReader.route(to: "192.0.2.1")) ?? (try? TunnelReader.route(to: "2001:db8::1")),
+                  hop.interface != p.name, TunnelReader.tunnelKind(hop.interface, sys: sys) != nil {
+            let (underneath, underneathKind) = carrier(of: hop.interface)
+            found = Naming(interface: hop.interface, kind: .vpn,
+                           underneath: underneath.isEmpty ? p.name : underneath,
+                           underneathKind: underneath.isEmpty ? found.kind : underneathKind,
+                           reason: "default route via \(p.name), policy rules send it into \(hop.interface)",
+                           tunnelIndex: hop.index)
         }
-        underneathCache = (p.index, p.name, found.0, found.1)
+        tunnelCache = (p.index, p.name, found)
         return found
+    }
+
+    /// The link that carries a tunnel's own datagrams, with its kind; ("", .none) when unknown.
+    private func carrier(of tunnel: String) -> (String, InterfaceKind) {
+        let wireGuard = WireGuardState.read(tunnel)
+        guard let carrier = TunnelReader.carrier(of: tunnel, endpoint: wireGuard?.endpoint, mark: wireGuard?.fwmark ?? 0)
+        else { return ("", .none) }
+        let link = table.links.values.first { $0.name == carrier.interface }
+        return (carrier.interface, link.map { settings.kinds.kind(of: $0) } ?? .other)
     }
 
     private func kind(_ p: RouteTable.Primary) -> InterfaceKind {

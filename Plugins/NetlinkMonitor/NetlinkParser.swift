@@ -71,6 +71,10 @@ enum NetlinkBody: Equatable, Sendable {
     case deleteRoute(RouteMessage)
     /// `RTM_NEWNEIGH`, from a neighbour dump (the monitor joins no neighbour group).
     case newNeighbour(NeighbourMessage)
+    /// `RTM_NEWRULE` or `RTM_DELRULE`: policy routing changed (a VPN such as
+    /// `wg-quick` steering the internet's traffic into its tunnel). Its content
+    /// is not read: the kernel's route lookup answers what it changed.
+    case ruleChanged
     /// End of a dump.
     case done
     /// `NLMSG_ERROR`: 0 is an acknowledgement, otherwise a negative errno.
@@ -162,6 +166,7 @@ enum NetlinkParser {
         case LL_RTM_NEWROUTE: return .newRoute(try route(body))
         case LL_RTM_DELROUTE: return .deleteRoute(try route(body))
         case LL_RTM_NEWNEIGH: return .newNeighbour(try neighbour(body))
+        case LL_RTM_NEWRULE, LL_RTM_DELRULE: return .ruleChanged
         case LL_NLMSG_DONE: return .done
         case LL_NLMSG_ERROR:
             guard let code = body.i32(0) else { throw Malformed(what: "error message shorter than its code") }

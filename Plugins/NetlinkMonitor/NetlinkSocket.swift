@@ -48,6 +48,15 @@ final class NetlinkSocket: @unchecked Sendable {
         }
     }
 
+    /// Joins one more multicast group, by number (`RTNLGRP_*`): for groups
+    /// above 32, which have no bit in `nl_groups`.
+    func join(group: Int32) throws(Failure) {
+        var value = group
+        guard setsockopt(fd, LL_SOL_NETLINK, LL_NETLINK_ADD_MEMBERSHIP, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            throw Failure(operation: "join group \(group)", errno: errno)
+        }
+    }
+
     deinit { close(fd) }
 
     enum Receive {

@@ -95,7 +95,7 @@ struct RouteTable: Sendable {
         case .deleteRoute(let m):
             guard let route = Self.defaultRoute(m) else { return false }
             return deleteRoute(route)
-        case .done, .error, .ignored, .newNeighbour:
+        case .done, .error, .ignored, .newNeighbour, .ruleChanged:
             return false
         }
     }

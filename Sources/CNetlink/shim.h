@@ -53,6 +53,9 @@ static const uint32_t LL_RTMGRP_IPV4_IFADDR = RTMGRP_IPV4_IFADDR;
 static const uint32_t LL_RTMGRP_IPV6_IFADDR = RTMGRP_IPV6_IFADDR;
 static const uint32_t LL_RTMGRP_IPV4_ROUTE = RTMGRP_IPV4_ROUTE;
 static const uint32_t LL_RTMGRP_IPV6_ROUTE = RTMGRP_IPV6_ROUTE;
+static const uint32_t LL_RTMGRP_IPV4_RULE = RTMGRP_IPV4_RULE;
+// IPv6 rules have no RTMGRP_ bit: the group is joined with NETLINK_ADD_MEMBERSHIP.
+static const int LL_RTNLGRP_IPV6_RULE = RTNLGRP_IPV6_RULE;
 
 // Message types and flags.
 static const uint16_t LL_NLMSG_NOOP = NLMSG_NOOP;
@@ -68,6 +71,8 @@ static const uint16_t LL_RTM_GETADDR = RTM_GETADDR;
 static const uint16_t LL_RTM_NEWROUTE = RTM_NEWROUTE;
 static const uint16_t LL_RTM_DELROUTE = RTM_DELROUTE;
 static const uint16_t LL_RTM_GETROUTE = RTM_GETROUTE;
+static const uint16_t LL_RTM_NEWRULE = RTM_NEWRULE;
+static const uint16_t LL_RTM_DELRULE = RTM_DELRULE;
 static const uint16_t LL_NLM_F_REQUEST = NLM_F_REQUEST;
 static const uint16_t LL_NLM_F_MULTI = NLM_F_MULTI;
 static const uint16_t LL_NLM_F_ACK = NLM_F_ACK;

@@ -91,11 +91,41 @@ import Testing
         fixture.commandPrefix = ["ip", "netns", "exec", vpn.client]
         try fixture.start()
         #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        // The main table's default stays on the link; the rules make the tunnel the connection.
+        let line = try fixture.cli(["status"]).stdout
+        #expect(line.hasPrefix("online via \(vpn.tunnel) (vpn) over \(vpn.carrier) (ethernet)"), "\(line)")
         try vpn.silenceVPNServer()
         let reason = await waitForDiagnosis(fixture, "limited", "tunnel")
         #expect(reason == "the VPN tunnel \(vpn.tunnel) passes no traffic; \(vpn.carrier) underneath reaches its router")
         #expect(await fixture.stop() == 0)
         try expectNoLeak(vpn)
+    }
+
+    /// `wg-quick up` and `down` while the daemon runs: only rules change (the
+    /// main table's default route stays on the link), and the connection's
+    /// name follows them.
+    @Test(.requires(VPNLab.requirement)) func policyRulesAddedAndRemovedRenameTheConnection() async throws {
+        let vpn = try VPNLab(.wireguard, routing: .policy)
+        try vpn.removePolicyRules()
+        try vpn.startCheckServer()
+        let fixture = try DaemonFixture(extraEnvironment: ["no_proxy": "*", "http_proxy": "", "all_proxy": ""])
+        try fixture.writeConfig(ProbeTests.config(url: vpn.checkURL))
+        fixture.commandPrefix = ["ip", "netns", "exec", vpn.client]
+        try fixture.start()
+        func named() -> (interface: String?, underneath: String?) {
+            let json = try? fixture.statusJSON()
+            return (json?["interface"] as? String, json?["underneath"] as? String)
+        }
+        await Harness.waitUntil(timeout: .seconds(15), "the link named") { named().interface == vpn.carrier }
+        #expect(named().underneath == nil)
+        try vpn.addPolicyRules()
+        #expect(await fixture.waitForState("online", timeout: .seconds(20)), "\(fixture.daemonLog)")
+        await Harness.waitUntil("the tunnel named over the link") { named() == (vpn.tunnel, vpn.carrier) }
+        let line = try fixture.cli(["status"]).stdout
+        #expect(line.hasPrefix("online via \(vpn.tunnel) (vpn) over \(vpn.carrier) (ethernet)"), "\(line)")
+        try vpn.removePolicyRules()
+        await Harness.waitUntil("the link named again") { named().interface == vpn.carrier && named().underneath == nil }
+        #expect(await fixture.stop() == 0)
     }
 
     @Test(.requires(VPNLab.requirement)) func wireGuardCarrierLosingItsRouterIsTheGatewayOfTheLinkUnderneath() async throws {

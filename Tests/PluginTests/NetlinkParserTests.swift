@@ -58,6 +58,14 @@ import Testing
         #expect(r.messages.map(\.body) == [.error(-1), .ignored])
     }
 
+    @Test func aRuleAddedOrDeletedIsARuleChangeWhateverItSays() {
+        // RTM_NEWRULE 32, RTM_DELRULE 33; a fib_rule_hdr is 12 bytes, its content unread.
+        let rule = [UInt8](repeating: 0, count: 12)
+        let r = NetlinkParser.parse(Wire.message(32, rule) + Wire.message(33, rule))
+        #expect(r.problems.isEmpty)
+        #expect(r.messages.map(\.body) == [.ruleChanged, .ruleChanged])
+    }
+
     @Test func aLengthPastTheBufferDropsTheRestNotMore() {
         var bytes = Wire.link(index: 2, flags: Wire.usable, name: "v0")
         var bad = Wire.link(index: 3, flags: 0, name: "v1")

@@ -97,9 +97,20 @@ final class VPNLab: @unchecked Sendable {
             try inClient(["ip", "route", "add", "default", "via", routerAddress, "dev", carrier])
             try inClient(["wg", "set", tunnel, "fwmark", "\(fwmark)"])
             try inClient(["ip", "route", "add", "default", "dev", tunnel, "table", "\(fwmark)"])
-            try inClient(["ip", "rule", "add", "not", "fwmark", "\(fwmark)", "table", "\(fwmark)"])
-            try inClient(["ip", "rule", "add", "table", "main", "suppress_prefixlength", "0"])
+            try addPolicyRules()
         }
+    }
+
+    /// `wg-quick`'s two rules: everything but the tunnel's own datagrams into
+    /// the tunnel's table, and the main table for all but its default route.
+    func addPolicyRules() throws {
+        try inClient(["ip", "rule", "add", "not", "fwmark", "\(fwmark)", "table", "\(fwmark)"])
+        try inClient(["ip", "rule", "add", "table", "main", "suppress_prefixlength", "0"])
+    }
+
+    func removePolicyRules() throws {
+        try inClient(["ip", "rule", "del", "not", "fwmark", "\(fwmark)", "table", "\(fwmark)"])
+        try inClient(["ip", "rule", "del", "table", "main", "suppress_prefixlength", "0"])
     }
 
     deinit {
