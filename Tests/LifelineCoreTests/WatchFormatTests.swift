@@ -29,6 +29,18 @@ struct WatchFormatTests {
         }
     }
 
+    /// `watch` names a VPN's link underneath as `status` does, and its JSON carries it.
+    @Test func throughAVPNTheLinkUnderneathIsNamed() throws {
+        var e = StateEvent(state: .online, previous: .limited, since: 1_700_000_000_000_000, interface: "wg0", kind: .vpn,
+                           reason: "probe answered in 20 ms", rttMs: 20, metered: false, sequence: 8)
+        (e.underneath, e.underneathKind) = ("wlan0", .wifi)
+        let plain = WatchFormat.plain.line(e, now: now, translator: .english)
+        #expect(plain.contains("via wg0 (vpn) over wlan0 (wifi)"), "\(plain)")
+        let json = try object(WatchFormat.json.line(e, now: now))
+        #expect(json["underneath"] as? String == "wlan0")
+        #expect(json["underneath_kind"] as? String == "wifi")
+    }
+
     @Test func argumentsNameTheFourFormatsOrATemplate() {
         #expect(WatchFormat(argument: "plain") == .plain)
         #expect(WatchFormat(argument: "json") == .json)
@@ -258,4 +270,5 @@ struct TerminalSurfaceTests {
         #expect(quoted == #""a\u001b]0;x\u0007b\u007f\u009b2Jc\u0085""#)
         #expect(!quoted.unicodeScalars.contains { $0.properties.generalCategory == .control })
     }
+
 }

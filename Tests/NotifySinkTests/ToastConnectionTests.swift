@@ -24,4 +24,13 @@ import Testing
         let toast = ToastPolicy.toast(for: event(.limited, connection: "", metered: false))
         #expect(toast.body.hasPrefix("The network on wlan0 (wifi) does not reach the internet."), "\(toast.body)")
     }
+
+    /// Through a VPN the toast says which tunnel and which link carries it.
+    @Test func throughAVPNTheLinkUnderneathIsNamed() {
+        var e = StateEvent(state: .limited, previous: .online, since: 1_000_000, interface: "wg0", kind: .vpn,
+                           reason: "the VPN tunnel wg0 passes no traffic", sequence: 2)
+        (e.underneath, e.underneathKind) = ("wlan0", .wifi)
+        let toast = ToastPolicy.toast(for: e)
+        #expect(toast.body.contains("wg0 (vpn) over wlan0 (wifi)"), "\(toast.body)")
+    }
 }

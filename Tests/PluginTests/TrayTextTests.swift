@@ -26,4 +26,12 @@ import Testing
         #expect(look.text.contains("\n"), "lines stay lines: \(look.text)")
         #expect(look.heading == "Sign in to the network")
     }
+
+    @Test func throughAVPNTheTooltipNamesTheLinkUnderneath() {
+        var e = StateEvent(state: .online, previous: .limited, since: 0, interface: "wg0", kind: .vpn,
+                           reason: "probe answered in 20 ms", sequence: 4)
+        (e.underneath, e.underneathKind) = ("wlan0", .wifi)
+        let text = TrayText.sentence(e)
+        #expect(text.contains(", on wg0 (vpn) over wlan0 (wifi)."), "\(text)")
+    }
 }
