@@ -180,23 +180,3 @@ public struct NotifySink: Sink {
         }
     }
 }
-
-/// The newest update the sink has not taken yet; older ones are replaced.
-private final class NewestUpdate: Sendable {
-    private let slot = Mutex<Update?>(nil)
-
-    /// Stores `update`; true when the slot was empty (the taker needs a nudge).
-    func put(_ update: Update) -> Bool {
-        slot.withLock { s in
-            defer { s = update }
-            return s == nil
-        }
-    }
-
-    func take() -> Update? {
-        slot.withLock { s in
-            defer { s = nil }
-            return s
-        }
-    }
-}

@@ -81,7 +81,7 @@ public struct TmuxSink: Sink {
         // Updates, changes of the socket folder and timers (a minute of
         // `{duration}`, a retry) meet in one sequential loop, so two pushes to the
         // same server never race (a late older value can never overwrite a newer one).
-        let latest = LatestUpdate()
+        let latest = NewestUpdate()
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let interval = rescanInterval
         let folder: FolderWatch?

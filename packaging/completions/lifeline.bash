@@ -355,7 +355,7 @@ _lifeline_diagnose() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=(--url --timeout)
+    non_repeating_options=(--url --timeout --config)
     __lifeline_offer_flags_options 0
 
     # Offer option value completions
@@ -364,6 +364,9 @@ _lifeline_diagnose() {
         return
         ;;
     '--timeout')
+        return
+        ;;
+    '--config')
         return
         ;;
     esac

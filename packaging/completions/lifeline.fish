@@ -45,7 +45,7 @@ function __lifeline_parse_tokens -S
         case 'run'
             __lifeline_parse_subcommand -r 1 'timeout=' 'retries=' 'version' 'h/help'
         case 'diagnose'
-            __lifeline_parse_subcommand 0 'json' 'url=' 'timeout=' 'version' 'h/help'
+            __lifeline_parse_subcommand 0 'json' 'url=' 'timeout=' 'config=' 'version' 'h/help'
         case 'help'
             __lifeline_parse_subcommand -r 1 'version'
         end
@@ -156,6 +156,7 @@ complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_opti
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" json' -l 'json' -d 'Print the checks and the verdict as one JSON object.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" url' -l 'url' -d 'The check URL (default: the config\'s probe urls).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" timeout' -l 'timeout' -d 'Timeout of each network check (default: the config\'s probe timeout).' -rfka ''
+complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" config' -l 'config' -d 'Config file whose probe settings to use (default: the user\'s).' -rfka ''
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" version' -l 'version' -d 'Show the version.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline diagnose" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'lifeline' -n '__lifeline_should_offer_completions_for_flags_or_options "lifeline help" version' -l 'version' -d 'Show the version.'

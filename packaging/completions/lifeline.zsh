@@ -230,6 +230,7 @@ _lifeline_diagnose() {
         '--json[Print the checks and the verdict as one JSON object.]'
         '--url[The check URL (default\: the config'\''s probe urls).]:url:'
         '--timeout[Timeout of each network check (default\: the config'\''s probe timeout).]:timeout:'
+        '--config[Config file whose probe settings to use (default\: the user'\''s).]:config:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
