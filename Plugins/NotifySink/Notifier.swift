@@ -1,4 +1,5 @@
 import CNotify
+import LifelineCore
 import LifelineGLib
 import Synchronization
 
@@ -108,7 +109,7 @@ final class Notifier: @unchecked Sendable {
     /// outlive the daemon that keeps it true. A hung server would hold the close
     /// for 25 s; the daemon waits at most `limit` for it.
     func shutdown(waitingAtMost limit: Duration) async {
-        let done = ResumeOnce()
+        let done = ResumeOnce<Void>()
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             done.set(c)
             loop.perform { [self] in
@@ -117,12 +118,12 @@ final class Notifier: @unchecked Sendable {
                 drop(&transient)
                 if watch != 0 { g_bus_unwatch_name(watch) }
                 watch = 0
-                done.resume()
+                done.resume(())
             }
             // Unstructured, so a cancelled caller still waits for the close.
             Task {
                 try? await Task.sleep(for: limit)
-                done.resume()
+                done.resume(())
             }
         }
         events.finish()
@@ -215,13 +216,4 @@ final class Notifier: @unchecked Sendable {
         if let old = n { lifeline_g_object_unref(old) }
         n = nil
     }
-}
-
-/// Resumes a continuation once, whoever comes first.
-private final class ResumeOnce: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Void, Never>?>(nil)
-
-    func set(_ c: CheckedContinuation<Void, Never>) { continuation.withLock { $0 = c } }
-
-    func resume() { continuation.withLock { c in defer { c = nil }; return c }?.resume() }
 }

@@ -228,7 +228,7 @@ private func waitOrCancel(_ previous: Task<Void, Never>, logger: Logger) async {
 /// Waits for `task` to end, at most `limit`; true when it ended. A task stuck
 /// in a C call that ignores cancellation cannot hold up a reload or shutdown.
 private func wait(for task: Task<Void, Never>, upTo limit: Duration) async -> Bool {
-    let once = Once()
+    let once = ResumeOnce<Bool>()
     return await withCheckedContinuation { continuation in
         once.set(continuation)
         Task {
@@ -240,13 +240,6 @@ private func wait(for task: Task<Void, Never>, upTo limit: Duration) async -> Bo
             once.resume(false)
         }
     }
-}
-
-/// A continuation resumed by whichever of several racers comes first.
-private final class Once: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-    func set(_ c: CheckedContinuation<Bool, Never>) { continuation.withLock { $0 = c } }
-    func resume(_ value: Bool) { continuation.withLock { $0.take() }?.resume(returning: value) }
 }
 
 /// The error that ends the daemon, handed from a plugin's task to the host.
