@@ -56,7 +56,9 @@ enum FailedLayer {
             let server = facts.resolver.map { "your DNS server (\($0))" } ?? "your DNS server"
             return (.dns, "\(server) answers \(message) for \(target.host); a blocker?")
         case (.dns, _):
-            return (.dns, "\(dns) could not resolve \(target.host): \(message)")
+            // libcurl's own words ("Could not resolve host: x") would say it twice.
+            let detail = message.hasPrefix("Could not resolve host") ? "" : ": \(message)"
+            return (.dns, "\(dns) could not resolve \(target.host)\(detail)")
         case (.timeout, .resolving):
             return (.dns, facts.gatewayAnswers == true
                 ? "The router answers but \(dns) does not"

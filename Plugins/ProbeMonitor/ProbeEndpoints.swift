@@ -86,7 +86,27 @@ struct ProbeRound: Sendable, Equatable {
         // all): one sentence says it; otherwise each one's is named.
         var sentences: [String] = []
         for (sentence, _) in failures where !sentences.contains(sentence) { sentences.append(sentence) }
-        return .failed(sentences.joined(separator: "; "), layer: Self.lowestLayer(failures.map(\.1)) ?? first.1)
+        return .failed(Self.condensed(sentences).joined(separator: "; "), layer: Self.lowestLayer(failures.map(\.1)) ?? first.1)
+    }
+
+    /// One resolver that resolves none of the names is one sentence: "DNS
+    /// (10.0.0.1) could not resolve a, b and c", not the same words three times.
+    static func condensed(_ sentences: [String]) -> [String] {
+        let marker = " could not resolve "
+        var out: [String] = []
+        var hosts: [String: [String]] = [:]
+        for sentence in sentences {
+            guard let range = sentence.firstRange(of: marker) else { out.append(sentence); continue }
+            let who = String(sentence[..<range.lowerBound]), host = String(sentence[range.upperBound...])
+            if host.contains(" ") { out.append(sentence); continue }  // it says more than a name
+            if hosts[who] == nil { out.append(who + marker) }
+            hosts[who, default: []].append(host)
+        }
+        return out.map { line in
+            guard line.hasSuffix(marker), let names = hosts[String(line.dropLast(marker.count))] else { return line }
+            let list = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names.last!
+            return line + list
+        }
     }
 
     /// The layer to name for a round whose every endpoint failed: the lowest

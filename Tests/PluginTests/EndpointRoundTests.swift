@@ -118,6 +118,19 @@ import Testing
         #expect(limited?.diagnosis == .tcp)
     }
 
+    /// A resolver that resolves none of the check servers is said once, with
+    /// every name; other failures keep their own sentences.
+    @Test func oneResolverFailingEveryNameIsOneSentence() {
+        let condensed = ProbeRound.condensed([
+            "DNS (10.0.0.53) could not resolve a.example", "DNS (10.0.0.53) could not resolve b.example",
+            "TCP connect to c.example:80 was refused", "DNS (10.0.0.53) could not resolve d.example",
+        ])
+        #expect(condensed == ["DNS (10.0.0.53) could not resolve a.example, b.example and d.example",
+                              "TCP connect to c.example:80 was refused"])
+        #expect(ProbeRound.condensed(["DNS (10.0.0.53) could not resolve a.example: SERVFAIL"])
+            == ["DNS (10.0.0.53) could not resolve a.example: SERVFAIL"])
+    }
+
     @Test func oneEndpointInterceptedWhileAnotherAnswersIsNotAPortal() async {
         let script = Script([Self.a: .redirect, Self.b: .ok])
         let rounds = Rounds(monitor(script, urls: [Self.a, Self.b]))

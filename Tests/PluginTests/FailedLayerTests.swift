@@ -32,7 +32,7 @@ struct FailedLayerTests {
         #expect(explain(.timeout, .resolving, facts: unknownRouter)
             == (.dns, "DNS (10.0.0.53) did not answer for check.example within 5s"))
         #expect(explain(.dns, .resolving, message: "Could not resolve host: check.example")
-            == (.dns, "DNS (192.168.1.1) could not resolve check.example: Could not resolve host: check.example"))
+            == (.dns, "DNS (192.168.1.1) could not resolve check.example"))
     }
 
     @Test func tcpNamesAddressAndPort() {
