@@ -12,11 +12,17 @@ import Testing
     func startOnline(_ vpn: VPNLab) async throws -> DaemonFixture {
         try vpn.startLeakCounter()
         try vpn.startCheckServer()
+        let fixture = try startDaemon(in: vpn)
+        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        return fixture
+    }
+
+    /// The daemon in the lab's client namespace, probing the lab's check server.
+    func startDaemon(in vpn: VPNLab) throws -> DaemonFixture {
         let fixture = try DaemonFixture(extraEnvironment: ["no_proxy": "*", "http_proxy": "", "all_proxy": ""])
         try fixture.writeConfig(ProbeTests.config(url: vpn.checkURL))
         fixture.commandPrefix = ["ip", "netns", "exec", vpn.client]
         try fixture.start()
-        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
         return fixture
     }
 
@@ -84,13 +90,7 @@ import Testing
 
     @Test(.requires(VPNLab.requirement)) func wireGuardWithPolicyRoutingServerSilentIsTheTunnel() async throws {
         let vpn = try VPNLab(.wireguard, routing: .policy)
-        try vpn.startLeakCounter()
-        try vpn.startCheckServer()
-        let fixture = try DaemonFixture(extraEnvironment: ["no_proxy": "*", "http_proxy": "", "all_proxy": ""])
-        try fixture.writeConfig(ProbeTests.config(url: vpn.checkURL))
-        fixture.commandPrefix = ["ip", "netns", "exec", vpn.client]
-        try fixture.start()
-        #expect(await fixture.waitForState("online", timeout: .seconds(15)))
+        let fixture = try await startOnline(vpn)
         // The main table's default stays on the link; the rules make the tunnel the connection.
         let line = try fixture.cli(["status"]).stdout
         #expect(line.hasPrefix("online via \(vpn.tunnel) (vpn) over \(vpn.carrier) (ethernet)"), "\(line)")
@@ -108,10 +108,7 @@ import Testing
         let vpn = try VPNLab(.wireguard, routing: .policy)
         try vpn.removePolicyRules()
         try vpn.startCheckServer()
-        let fixture = try DaemonFixture(extraEnvironment: ["no_proxy": "*", "http_proxy": "", "all_proxy": ""])
-        try fixture.writeConfig(ProbeTests.config(url: vpn.checkURL))
-        fixture.commandPrefix = ["ip", "netns", "exec", vpn.client]
-        try fixture.start()
+        let fixture = try startDaemon(in: vpn)
         func named() -> (interface: String?, underneath: String?) {
             let json = try? fixture.statusJSON()
             return (json?["interface"] as? String, json?["underneath"] as? String)
