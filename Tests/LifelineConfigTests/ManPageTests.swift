@@ -13,9 +13,10 @@ import Testing
         return (try? String(contentsOf: repo.appendingPathComponent("packaging/man/lifeline.5"), encoding: .utf8)) ?? ""
     }()
 
-    /// "debounce", "monitor probe", "sink tmux" → the keys documented there.
-    static func documented() -> [String: Set<String>] {
-        var sections: [String: Set<String>] = [:]
+    /// Every documented key's `.B key …` line, with its section ("debounce",
+    /// "monitor probe", "sink tmux"); a section with no key is reported with nil.
+    static func keyLines() -> [(section: String, line: String?)] {
+        var found: [(section: String, line: String?)] = []
         var heading = ""
         var current: String?
         var previous = ""
@@ -23,16 +24,27 @@ import Testing
             if line.hasPrefix(".SH ") {
                 heading = String(line.dropFirst(4))
                 current = heading == "[debounce]" ? "debounce" : nil
+                if let current { found.append((current, nil)) }
             } else if line.hasPrefix(".SS kind = \""), line.hasSuffix("\"") {
                 let kind = String(line.dropFirst(".SS kind = \"".count).dropLast())
                 let role = heading == "MONITORS" ? "monitor" : heading == "SINKS" ? "sink" : "misplaced"
                 current = "\(role) \(kind)"
+                found.append(("\(role) \(kind)", nil))
             } else if previous == ".TP", line.hasPrefix(".B "), let section = current {
-                let key = line.dropFirst(3).prefix { $0 != " " }
-                sections[section, default: []].insert(String(key))
+                found.append((section, line))
             }
-            if let section = current, sections[section] == nil { sections[section] = [] }
             previous = line
+        }
+        return found
+    }
+
+    static func key(in line: String) -> String { String(line.dropFirst(3).prefix { $0 != " " }) }
+
+    /// "debounce", "monitor probe", "sink tmux" → the keys documented there.
+    static func documented() -> [String: Set<String>] {
+        var sections: [String: Set<String>] = [:]
+        for (section, line) in keyLines() {
+            sections[section, default: []].formUnion(line.map { [key(in: $0)] } ?? [])
         }
         return sections
     }
@@ -68,22 +80,10 @@ import Testing
     /// when the page states no literal default (required, unset, a path from the environment).
     static func documentedDefaults() -> [String: [String: String?]] {
         var result: [String: [String: String?]] = [:]
-        var heading = ""
-        var current: String?
-        var previous = ""
-        for line in page.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix(".SH ") {
-                heading = String(line.dropFirst(4))
-                current = heading == "[debounce]" ? "debounce" : nil
-            } else if line.hasPrefix(".SS kind = \""), line.hasSuffix("\"") {
-                let kind = String(line.dropFirst(".SS kind = \"".count).dropLast())
-                current = "\(heading == "MONITORS" ? "monitor" : "sink") \(kind)"
-            } else if previous == ".TP", line.hasPrefix(".B "), let section = current {
-                let key = String(line.dropFirst(3).prefix { $0 != " " })
-                let text = line.replacingOccurrences(of: "\\(dq", with: "\"").replacingOccurrences(of: "\\-", with: "-")
-                result[section, default: [:]][key] = literalDefault(in: text)
-            }
-            previous = line
+        for (section, line) in keyLines() {
+            guard let line else { continue }
+            let text = line.replacingOccurrences(of: "\\(dq", with: "\"").replacingOccurrences(of: "\\-", with: "-")
+            result[section, default: [:]][key(in: line)] = literalDefault(in: text)
         }
         return result
     }
