@@ -105,13 +105,17 @@ deb: release
 # scripts/no-leftovers.sh fails the run if any process a test started outlives it.
 # The packaging tests install and check the .deb built here, before them: a test
 # cannot run SwiftPM while `swift test` holds the build folder.
+# The whole output is also kept in .build/test.log; a failed run ends with each
+# failed test's name and first issue (scripts/test-summary.sh), as CI shows only the end.
 test: test-deps-first
 	@mkdir -p .build
 	@scripts/ensure-packages.sh $(BACKGROUND_PACKAGES) >.build/background-packages.log 2>&1 & packages=$$!; \
 	  $(SWIFT) build --build-tests; built=$$?; \
 	  wait $$packages || { cat .build/background-packages.log; exit 1; }; exit $$built
 	$(MAKE) deb DEB_DIR=.build/deb
-	scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel
+	@echo 'scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel'
+	@{ scripts/no-leftovers.sh $(SWIFT) test --skip-build --no-parallel 2>&1; echo $$? >.build/test.status; } | tee .build/test.log; \
+	  status=$$(cat .build/test.status); [ "$$status" = 0 ] || scripts/test-summary.sh .build/test.log; exit $$status
 
 # Each script's output is kept in BENCH_OUT (NAME.txt; NAME.tsv for numbers it
 # writes itself to $BENCH_RESULTS); scripts/bench-table.py then prints the one
@@ -169,7 +173,7 @@ $(LOCALE_DIR)/%/LC_MESSAGES/lifeline.mo: po/%.po
 pot:
 	xgettext --language=C --from-code=UTF-8 --keyword= --keyword=tr:1 --keyword=trn:1,2 --keyword=trayText:1 \
 	  --add-comments=Translators: --package-name=lifeline --sort-by-file --output=po/lifeline.pot \
-	  $$(grep -rlE '\b(tr|trn|trayText)\("' Sources Plugins --include='*.swift' | sort)
+	  $$(grep -rlE '\b(tr|trn|trayText)\("' Sources --include='*.swift' | sort)
 # The translated toasts are drawn by dunst: Hangul (Nanum) and Persian (DejaVu Sans) glyphs.
 TEST_PACKAGES += fonts-nanum fonts-dejavu-core
 # The history report is drawn by a real browser (headless, to PNG and its DOM).

@@ -1,22 +1,11 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Monitors and sinks live in Plugins/<Name>/, one target each (explicit `path:`
-// because SwiftPM reserves Plugins/ for package plugins by default).
-let plugins: [(name: String, extraDependencies: [Target.Dependency])] = [
-    ("LogSink", ["LifelineProtocol"]),
-    ("ExecMonitor", ["LifelineProtocol", "CProcess"]),
-    ("ProbeMonitor", ["CCurl"]),
-    ("NetlinkMonitor", ["CNetlink"]),
-    ("NotifySink", ["CNotify", "LifelineGLib"]),
-    ("DBusSink", ["LifelineDBus"]),
-    ("TmuxSink", ["LifelineProtocol"]),
-    ("LogindMonitor", ["LifelineDBus", "LifelineGLib"]),
-    ("PrometheusSink", [.product(name: "Prometheus", package: "swift-prometheus")]),
-    ("ExecSink", ["LifelineProtocol", "CProcess"]),
-    ("NetworkManagerMonitor", ["LifelineDBus", "LifelineGLib"]),
-    ("TraySink", ["CDbusmenu", "CGLib", "LifelineDBus", "LifelineGLib", "LifelineProtocol", "LifelineReport"]),
-]
+// The targets, from the bottom up; every dependency points to a target above it
+// in this file. docs/design.md draws the same graph.
+
+/// Every Swift target is compiled with the same strict settings.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 /// Link flags for one binary, given by `make release` in an environment variable
 /// (space-separated swiftc arguments): SwiftPM's command line cannot give them to
@@ -26,6 +15,27 @@ func linkFlags(from variable: String) -> [LinkerSetting] {
     let flags = (Context.environment[variable] ?? "").split(separator: " ").map(String.init)
     return flags.isEmpty ? [] : [.unsafeFlags(flags)]
 }
+
+func library(_ name: String, _ dependencies: [Target.Dependency], path: String? = nil) -> Target {
+    .target(name: name, dependencies: dependencies, path: path, swiftSettings: strict)
+}
+
+/// A monitor plugin: one folder `Sources/Monitors/<Name>`, registered in the daemon's `Registry`.
+func monitor(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    library(name, dependencies, path: "Sources/Monitors/\(name)")
+}
+
+/// A sink plugin: one folder `Sources/Sinks/<Name>`, registered in the daemon's `Registry`.
+func sink(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    library(name, dependencies, path: "Sources/Sinks/\(name)")
+}
+
+func tests(_ name: String, _ dependencies: [Target.Dependency], exclude: [String] = []) -> Target {
+    .testTarget(name: name, dependencies: dependencies, exclude: exclude, swiftSettings: strict)
+}
+
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let clocks = Target.Dependency.product(name: "Clocks", package: "swift-clocks")
 
 let package = Package(
     name: "lifeline",
@@ -48,138 +58,136 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
-        // rtnetlink kernel headers for NetlinkMonitor: headers only, nothing to link.
+        // C headers and libraries, one shim each. Headers only (their functions live in glibc):
+        // rtnetlink for the network primitives; pidfd_open, close_range and posix_spawn
+        // for children; epoll, eventfd and timerfd for the executor and for waits; gettext.
         .systemLibrary(name: "CNetlink", path: "Sources/CNetlink"),
-        .target(
-            name: "LifelineCore",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
-        ),
-        // What crosses a process boundary through files and stdout: the event JSON,
-        // the state file, the event log, the status and watch formats. The front
-        // binary and the CLI read these without linking any plugin.
-        .target(name: "LifelineProtocol", dependencies: ["LifelineCore", "CProcess"]),
-        // `history --report`, `--csv` and `--json`: the log read into a timeline, and the
-        // HTML page made of it. Plain Swift: the tray writes the page in the daemon too.
-        .target(name: "LifelineReport", dependencies: ["LifelineCore", "LifelineProtocol"]),
-        // pidfd_open, for `watch` to see the daemon exit without polling (header only).
         .systemLibrary(name: "CProcess", path: "Sources/CProcess"),
-        // C libraries through pkg-config, which gives SwiftPM the -l flags.
+        .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
+        .systemLibrary(name: "CIntl", path: "Sources/CIntl"),
+        // Libraries through pkg-config, which gives SwiftPM the -l flags.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CGLib", pkgConfig: "glib-2.0", providers: [.apt(["libglib2.0-dev"])]),
-        // One GLib main loop on its own thread, shared by libdbus and libnotify.
-        .target(name: "LifelineGLib", dependencies: ["CGLib"]),
-        // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
-        .target(name: "LifelineDBus", dependencies: ["CDBus", "CGLib", "LifelineGLib", "LifelineCore"]),
         .systemLibrary(name: "CNotify", pkgConfig: "libnotify", providers: [.apt(["libnotify-dev"])]),
         // The tray icon's menu (com.canonical.dbusmenu); GIO comes through CGLib's flags.
         .systemLibrary(name: "CDbusmenu", pkgConfig: "dbusmenu-glib-0.4", providers: [.apt(["libdbusmenu-glib-dev"])]),
-        .target(name: "LifelineConfig", dependencies: ["LifelineCore"]),
+        // libcurl's header (libcurl4-gnutls-dev) and the loader that opens the library when a check first needs it.
+        .target(name: "CCurl"),
+
+        // Platform glue: one way to spawn a child, files, threads, descriptor waits, paths, gettext.
+        library("LifelinePlatform", ["CProcess", "CEpoll", "CIntl", logging]),
+        // The domain: states and observations, the decision, the debouncer, outages,
+        // alert holds, the bus and its mailboxes, the plugin contract, how a state reads.
+        library("LifelineCore", ["LifelinePlatform", logging]),
+        // The daemon's executor: one epoll set for every task, sleep and descriptor wait.
+        library("LifelineExecutor", ["LifelinePlatform", "CEpoll"]),
+        // What crosses a process boundary through files and stdout: the event JSON,
+        // the state file, the event log, the status and watch formats. The front
+        // binary and the CLI read these without linking any plugin.
+        library("LifelineFormats", ["LifelineCore", "LifelinePlatform", "CProcess"]),
+        // `history --report`, `--csv` and `--json`: the log read into a timeline, and the
+        // HTML page made of it. Plain Swift: the tray writes the page in the daemon too.
+        library("LifelineReport", ["LifelineCore", "LifelineFormats"]),
+        library("LifelineConfig", ["LifelineCore", "LifelinePlatform"]),
         // TOMLKit (and the Foundation it brings) in the process: lifeline-cli, tests, fuzzing; never the daemon.
-        .target(name: "LifelineTOML", dependencies: ["LifelineConfig", .product(name: "TOMLKit", package: "TOMLKit")]),
-        .target(
-            name: "LifelineDaemon",
-            dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ] + plugins.map { .target(name: $0.name) }
-        ),
+        library("LifelineTOML", ["LifelineConfig", .product(name: "TOMLKit", package: "TOMLKit")]),
+        // Network primitives shared by the monitors and the CLI: netlink (links, routes,
+        // neighbours, rules, tunnels), the HTTP client (its own for plain http, libcurl
+        // for the rest), the check of a reply, and `diagnose`'s walk through the layers.
+        library("LifelineNet", ["LifelineCore", "LifelinePlatform", "CNetlink", "CCurl", "CEpoll"]),
+        // One GLib main loop on its own thread, shared by libdbus and libnotify.
+        library("LifelineGLib", ["CGLib"]),
+        // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
+        library("LifelineDBus", ["CDBus", "CGLib", "LifelineGLib", "LifelineCore"]),
+        // The daemon's own services, which run whatever the config lists: the D-Bus
+        // name (its single-instance lock), the event log and the state file.
+        library("LifelineServices", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineDBus", "LifelineGLib", logging]),
+
+        monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
+        monitor("NetlinkMonitor", ["LifelineCore", "LifelineNet", "CNetlink", logging]),
+        monitor("ProbeMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CEpoll"]),
+        monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
+        monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
+        sink("NotifySink", ["LifelineCore", "LifelinePlatform", "CNotify", "LifelineGLib"]),
+        sink("TmuxSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),
+        sink("PrometheusSink", ["LifelineCore", "LifelinePlatform", logging, .product(name: "Prometheus", package: "swift-prometheus")]),
+        sink("ExecSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess", logging]),
+        sink("TraySink", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineReport", "LifelineDBus", "LifelineGLib", "CDbusmenu", "CGLib"]),
+
+        // The daemon: config loading, the plugin registry (the one place naming the
+        // plugins), the supervisor and the services, on swift-service-lifecycle.
+        library("LifelineDaemon", [
+            "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineServices", logging,
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            "ExecMonitor", "NetlinkMonitor", "ProbeMonitor", "NetworkManagerMonitor", "LogindMonitor",
+            "NotifySink", "TmuxSink", "PrometheusSink", "ExecSink", "TraySink",
+        ]),
+
         // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
         .executableTarget(
-            name: "lifeline", dependencies: ["LifelineCore", "LifelineProtocol"],
-            linkerSettings: linkFlags(from: "LIFELINE_FRONT_LINK")
+            name: "lifeline", dependencies: ["LifelineCore", "LifelinePlatform", "LifelineFormats"],
+            swiftSettings: strict, linkerSettings: linkFlags(from: "LIFELINE_FRONT_LINK")
         ),
         // `lifeline daemon`, exec'd by the front binary: no Foundation, TOMLKit or ArgumentParser.
         .executableTarget(
-            name: "lifeline-daemon", dependencies: ["LifelineCore", "LifelineDaemon"], exclude: ["link"],
-            linkerSettings: linkFlags(from: "LIFELINE_DAEMON_LINK")
+            name: "lifeline-daemon",
+            dependencies: ["LifelineCore", "LifelinePlatform", "LifelineExecutor", "LifelineDaemon", logging],
+            exclude: ["link"], swiftSettings: strict, linkerSettings: linkFlags(from: "LIFELINE_DAEMON_LINK")
         ),
+        // Every other command. `wait-online` and `run` look once themselves when no daemon
+        // runs (the netlink and probe monitors' one look); `diagnose` walks the layers.
         .executableTarget(
             name: "lifeline-cli",
             dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineDaemon", "LifelineDBus", "LifelineTOML",
-                "LifelineReport",
-                "ProbeMonitor",  // `diagnose` walks the probe's layers itself
+                "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineDaemon", "LifelineDBus",
+                "LifelineTOML", "LifelineReport", "LifelineNet", "NetlinkMonitor", "ProbeMonitor", logging,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: strict
         ),
-        .target(name: "LifelineTestKit", dependencies: ["LifelineCore", "CProcess"]),
-        // libcurl's header (libcurl4-gnutls-dev) and the loader that opens the library when a probe first needs it.
-        .target(name: "CCurl"),
+
+        library("LifelineTestKit", ["LifelineCore", "LifelinePlatform", "CProcess"]),
+        // The throughput and D-Bus call benchmarks: the bus on the daemon's executor.
         .executableTarget(
             name: "lifeline-bench",
-            dependencies: ["LifelineCore", "LifelineTestKit", "LifelineDaemon", "LifelineDBus", "LifelineConfig"]
-        ),
-        .testTarget(
-            name: "LifelineCoreTests",
             dependencies: [
-                "LifelineCore", "LifelineProtocol", "LifelineReport", "LifelineTestKit",
-                .product(name: "Clocks", package: "swift-clocks"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+                "LifelineCore", "LifelinePlatform", "LifelineExecutor", "LifelineTestKit", "LifelineDaemon",
+                "LifelineDBus", "LifelineConfig", "LifelineServices", "CEpoll", logging,
+            ],
+            swiftSettings: strict
         ),
-        .testTarget(name: "LifelineConfigTests", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"]),
-        .testTarget(
-            name: "LifelineDaemonTests",
-            dependencies: [
-                "LifelineDaemon", "LifelineCore", "LifelineTestKit", .product(name: "Clocks", package: "swift-clocks"),
-            ]
-        ),
-        .testTarget(
-            name: "PluginTests",
-            dependencies: [
-                "LifelineCore", "LifelineConfig", "LifelineProtocol", "LifelineTestKit", "LifelineTOML",
-                .product(name: "Clocks", package: "swift-clocks"),
-                .product(name: "InMemoryLogging", package: "swift-log"),
-            ] + plugins.map { .target(name: $0.name) }
-        ),
-        .testTarget(
-            name: "LifelineDBusTests",
-            dependencies: ["LifelineDBus", "LifelineGLib", "LifelineCore"]
-        ),
-        // NetlinkMonitor: the poll loop is also driven directly, inside a namespace.
-        .testTarget(
-            name: "IntegrationTests",
-            dependencies: ["lifeline", "lifeline-cli", "lifeline-daemon", "LifelineDBus", "LifelineGLib", "NetlinkMonitor", "DBusSink", "LifelineCore", "LifelineTestKit"],
-            exclude: ["Resources"]  // the probe tests' check servers (Python)
-        ),
-        .testTarget(name: "NotifySinkTests", dependencies: ["NotifySink", "LifelineCore", "LifelineTestKit"]),
         // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
-        .executableTarget(name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"], path: "fuzz/ConfigFuzz"),
-        // libFuzzer target for the readers of other programs' text (fuzz/input.sh): exec-monitor lines, event JSON.
-        .executableTarget(name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineProtocol"], path: "fuzz/InputFuzz"),
-    ] + plugins.map {
-        .target(name: $0.name, dependencies: ["LifelineCore"] + $0.extraDependencies, path: "Plugins/\($0.name)")
-    }
+        .executableTarget(
+            name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"],
+            path: "fuzz/ConfigFuzz", swiftSettings: strict
+        ),
+        // libFuzzer target for the readers of other programs' text (fuzz/input.sh):
+        // exec-monitor lines, event JSON, the HTTP client's reply reader.
+        .executableTarget(
+            name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineFormats", "LifelineNet"],
+            path: "fuzz/InputFuzz", swiftSettings: strict
+        ),
+
+        tests("LifelineCoreTests", [
+            "LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineReport", "LifelineTestKit", clocks,
+            .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
+        tests("LifelineExecutorTests", ["LifelineExecutor", "LifelinePlatform", "LifelineCore", "LifelineTestKit", "CEpoll"]),
+        tests("LifelineConfigTests", ["LifelineConfig", "LifelineDaemon", "LifelineTOML", "LifelineCore", "TraySink"]),
+        tests("LifelineDaemonTests", ["LifelineDaemon", "LifelineCore", "LifelineTestKit", clocks]),
+        tests("LifelineDBusTests", ["LifelineDBus", "LifelineGLib", "LifelineCore"]),
+        // The network primitives, the services and every plugin, each on its own.
+        tests("PluginTests", [
+            "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineNet", "LifelineServices",
+            "LifelineTestKit", "LifelineTOML", clocks, .product(name: "InMemoryLogging", package: "swift-log"),
+            "ExecMonitor", "NetlinkMonitor", "ProbeMonitor", "NetworkManagerMonitor", "LogindMonitor",
+            "NotifySink", "TmuxSink", "PrometheusSink", "ExecSink", "TraySink",
+        ]),
+        // The built programs, run against real servers, buses and network namespaces.
+        tests("IntegrationTests", [
+            "lifeline", "lifeline-cli", "lifeline-daemon", "LifelineCore", "LifelinePlatform", "LifelineDBus",
+            "LifelineGLib", "LifelineNet", "LifelineServices", "LifelineExecutor", "NetlinkMonitor", "LifelineTestKit",
+        ], exclude: ["Resources"]),  // the probe tests' check servers (Python)
+    ]
 )
-
-// One loop sets the strict settings for every target (swift-log does the same).
-for target in package.targets where target.type != .system {
-    var settings = target.swiftSettings ?? []
-    settings.append(.enableUpcomingFeature("ExistentialAny"))
-    target.swiftSettings = settings
-}
-
-// `lifeline wait-online` and `run` look once themselves when no daemon runs:
-// one route dump (netlink) and one HTTP check (probe).
-package.targets.first { $0.name == "lifeline-cli" }!.dependencies += ["NetlinkMonitor"]  // ProbeMonitor: listed with the target
-
-// The probe and `diagnose` read the default route and its router's neighbour
-// entry with the netlink monitor's parser (one dump, after a failed probe).
-package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["NetlinkMonitor"]
-// glibc's gettext (header only: it lives in libc), for the messages people read in their own language.
-package.targets.append(.systemLibrary(name: "CIntl", path: "Sources/CIntl"))
-package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CIntl", "CProcess"]
-// epoll, eventfd and timerfd (headers only): the daemon's executor sleeps on them.
-package.targets.append(.systemLibrary(name: "CEpoll", path: "Sources/CEpoll"))
-package.targets.first { $0.name == "lifeline-daemon" }!.dependencies += ["CEpoll"]
-// eventfd (header only): a wait for a descriptor outside the daemon is cut short through one.
-package.targets.first { $0.name == "LifelineCore" }!.dependencies += ["CEpoll"]
-// The probe's own HTTP reply reader is fuzzed with the other readers of untrusted text.
-package.targets.first { $0.name == "lifeline-fuzz-input" }!.dependencies += ["ProbeMonitor"]
-// eventfd (header only): a cancelled probe wakes its own client's wait at once.
-package.targets.first { $0.name == "ProbeMonitor" }!.dependencies += ["CEpoll"]
-// The throughput benchmark runs the bus on the daemon's executor, whose files it
-// compiles through links into lifeline-daemon's folder.
-package.targets.first { $0.name == "lifeline-bench" }!.dependencies += ["CEpoll"]

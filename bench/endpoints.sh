@@ -21,21 +21,16 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v nft >/dev/
   exit 0
 fi
 
-tag=$$
+lab_init
+tag=$lab_tag
 ns=llep-$tag a=lea$tag b=leb$tag table=llep_$tag
-net=${ENDPOINTS_BENCH_NET:-10.216.$(( tag % 200 + 20 ))}
+net=${ENDPOINTS_BENCH_NET:-10.216.$(( $$ % 200 + 20 ))}
 host=$net.1 second=$net.3 nsaddr=$net.2
-work=$(mktemp -d)
-pids=()
 servers=()
-cleanup() {
-  for p in "${pids[@]}" "${servers[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  nft delete table inet "$table" 2>/dev/null || true
-  ip netns del "$ns" 2>/dev/null || true
-  ip link del "$a" 2>/dev/null || true
-  rm -rf "/etc/netns/$ns" "$work"
+lab_cleanup() {
+  for p in "${servers[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  nft delete table inet "$table" 2>/dev/null
 }
-trap cleanup EXIT
 
 lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
 ip addr add "$second/24" dev "$a"

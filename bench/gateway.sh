@@ -15,20 +15,13 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then
   echo "skipped: the gateway benchmark needs root and ip"
   exit 0
 fi
-tag=$$
-ns=llgw-$tag a=lga$tag b=lgb$tag
-cleanup() { ip netns del "$ns" 2>/dev/null || true; ip link del "$a" 2>/dev/null || true; }
-trap cleanup EXIT
-ip netns add "$ns"
-ip link add "$a" type veth peer name "$b" netns "$ns"
-ip addr add 10.216.9.1/24 dev "$a"
+source bench/lib/lab.sh
+lab_init
+ns=llgw-$lab_tag a=lga$lab_tag b=lgb$lab_tag
+lab_single "$ns" "$a" "$b" 10.216.9.1 10.216.9.2
+# IPv6 through a link-local router, as on most home networks.
 ip addr add fe80::1/64 dev "$a" nodad
-ip link set "$a" up
-ip -n "$ns" link set lo up
-ip -n "$ns" addr add 10.216.9.2/24 dev "$b"
 ip -n "$ns" addr add fd00:216::2/128 dev "$b" nodad
-ip -n "$ns" link set "$b" up
-ip -n "$ns" route add default via 10.216.9.1
 ip -n "$ns" -6 route add default via fe80::1 dev "$b"
 
 echo "binary: $bin; $runs runs per family; the gateway row of \`lifeline diagnose --json\`"

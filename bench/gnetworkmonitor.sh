@@ -33,20 +33,11 @@ if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! /usr/bin/python3 -c '
     echo "gnetworkmonitor bench: needs root, nft and python3-gi (gir1.2-glib-2.0); skipped"; exit 0
 fi
 
-tag=$(printf '%08x' $RANDOM$RANDOM)
+lab_init
+tag=$lab_tag
 client=llgc-$tag upstream=llgu-$tag
 gw=10.78.0.1 me=10.78.0.2
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    ip netns del "$client" 2>/dev/null || true
-    ip netns del "$upstream" 2>/dev/null || true
-    [ -n "${GNM_BENCH_KEEP:-}" ] && cp -r "$work" /tmp/gnm-bench-$tag
-    rm -rf "$work"
-}
-trap cleanup EXIT
+lab_cleanup() { [ -n "${GNM_BENCH_KEEP:-}" ] && cp -r "$work" /tmp/gnm-bench-$tag; }
 
 lab_pair "$client" "$upstream" "$gw" "$me"
 in_upstream() { ip netns exec "$upstream" "$@"; }  # foreground only: in the background its pid would not be the command's

@@ -31,21 +31,14 @@ for tool in nft dbus-daemon tmux; do
 done
 if [ "$(id -u)" != 0 ]; then echo "idle bench: needs root (network namespaces); skipped"; exit 0; fi
 
-tag=$(printf '%08x' $RANDOM$RANDOM)
+lab_init
+tag=$lab_tag
 client=llic-$tag upstream=lliu-$tag
 gw=10.79.0.1 me=10.79.0.2
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null || true
-    ip netns del "$client" 2>/dev/null || true
-    ip netns del "$upstream" 2>/dev/null || true
+lab_cleanup() {
+    [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null
     [ -n "${IDLE_BENCH_KEEP:-}" ] && cp -r "$work" "/tmp/idle-bench-$tag"
-    rm -rf "$work"
 }
-trap cleanup EXIT
 
 lab_pair "$client" "$upstream" "$gw" "$me"
 

@@ -42,21 +42,11 @@ for tool in ip dbus-daemon tmux python3; do
 done
 if [ "$(id -u)" != 0 ]; then echo "memory bench: needs root (network namespaces); skipped"; exit 0; fi
 
-tag=$(printf '%08x' $RANDOM$RANDOM)
+lab_init
+tag=$lab_tag
 client=llmc-$tag upstream=llmu-$tag
 gw=10.78.0.1 me=10.78.0.2
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null || true
-    ip netns del "$client" 2>/dev/null || true
-    ip netns del "$upstream" 2>/dev/null || true
-    rm -rf "/etc/netns/$client"
-    rm -rf "$work"
-}
-trap cleanup EXIT
+lab_cleanup() { [ -S "$work/tmux/tmux-0/bench" ] && tmux -S "$work/tmux/tmux-0/bench" kill-server 2>/dev/null; }
 
 lab_pair "$client" "$upstream" "$gw" "$me"
 

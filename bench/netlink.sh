@@ -15,30 +15,12 @@ pairs=${CHURN_PAIRS:-1000}
 [ -x "$bin" ] || make -s release
 if [ "$(id -u)" != 0 ]; then echo "netlink bench: needs root (network namespaces); skipped"; exit 0; fi
 
-tag=$(printf '%08x' $RANDOM$RANDOM)
-client=llbc-$tag upstream=llbu-$tag
-work=$(mktemp -d)
+source bench/lib/lab.sh
+lab_init
 daemon=
-cleanup() {
-    if [ -n "$daemon" ]; then kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; fi
-    ip netns del "$client" 2>/dev/null || true
-    ip netns del "$upstream" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-ip netns add "$client"; ip netns add "$upstream"
-ip -n "$client" -batch - <<IP
-link add v0 type veth peer name v1 netns $upstream
-addr add 10.77.0.2/24 dev v0
-link set lo up
-link set v0 up
-IP
-ip -n "$upstream" -batch - <<IP
-addr add 10.77.0.1/24 dev v1
-link set v1 up
-IP
-ip -n "$client" route add default via 10.77.0.1
+lab_cleanup() { if [ -n "$daemon" ]; then kill "$daemon"; wait "$daemon"; fi; }
+client=llbc-$lab_tag upstream=llbu-$lab_tag
+lab_pair "$client" "$upstream" 10.77.0.1 10.77.0.2
 
 start_daemon() {  # $1 = debounce windows
     rm -rf "$work/xdg"; mkdir -p "$work/xdg/config/lifeline" "$work/xdg/state" "$work/xdg/run"

@@ -20,20 +20,15 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v nft >/dev/
   exit 0
 fi
 
-tag=$$
+lab_init
+tag=$lab_tag
 ns=llbench-$tag a=lba$tag b=lbb$tag table=llbench_$tag
 net=${PROBE_BENCH_NET:-10.215.7}  # another /24 lets two runs go side by side
 host=$net.1 nsaddr=$net.2
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  nft delete table inet "$table" 2>/dev/null || true
-  ip netns del "$ns" 2>/dev/null || true
+lab_cleanup() {
+  nft delete table inet "$table" 2>/dev/null
   [[ -n "${PROBE_BENCH_KEEP:-}" ]] && cp "$work/daemon.log" /tmp/probe-bench-daemon.log
-  rm -rf "/etc/netns/$ns" "$work"
 }
-trap cleanup EXIT
 
 lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
 

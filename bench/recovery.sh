@@ -29,21 +29,14 @@ if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v nft >/dev/
 fi
 [[ -x $bin ]] || { echo "build it first: make release (or set LIFELINE_BIN)" >&2; exit 1; }
 
-tag=$(printf '%06x' $((RANDOM * 32768 + RANDOM)))
+lab_init
+tag=$lab_tag
 ns=llrec-$tag a=lra$tag b=lrb$tag table=llrec_$tag
 host=$net.1 nsaddr=$net.2
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  nft delete table inet "$table" 2>/dev/null || true
-  ip link del "$a" 2>/dev/null || true
-  ip netns del "$ns" 2>/dev/null || true
+lab_cleanup() {
+  nft delete table inet "$table" 2>/dev/null
   [[ -n "${RECOVERY_BENCH_KEEP:-}" ]] && cp "$work/daemon.log" "/tmp/recovery-bench-$tag.log"
-  rm -rf "/etc/netns/$ns" "$work"
 }
-trap cleanup EXIT
 
 lab_single "$ns" "$a" "$b" "$host" "$nsaddr"
 

@@ -21,8 +21,8 @@ swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name LifelineCore \
     Sources/LifelineCore/State.swift Sources/LifelineCore/Diagnosis.swift
 swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name NetlinkFuzz \
     -I Sources/CNetlink -I "$out/core" -L "$out/core" -lLifelineCore \
-    Plugins/NetlinkMonitor/NetlinkParser.swift Plugins/NetlinkMonitor/RouteTable.swift \
-    Plugins/NetlinkMonitor/NeighbourMessage.swift Plugins/NetlinkMonitor/DefaultGateway.swift \
+    Sources/LifelineNet/Netlink/NetlinkParser.swift Sources/LifelineNet/Netlink/RouteTable.swift \
+    Sources/LifelineNet/Netlink/NeighbourMessage.swift Sources/LifelineNet/Netlink/DefaultGateway.swift \
     fuzz/NetlinkFuzz.swift -o "$out/netlink-fuzz" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # Seeds: hand-made messages of each type (see Tests/PluginTests/NetlinkWire.swift).

@@ -32,34 +32,24 @@ for tool in ip nft python3 dbus-daemon dbus-monitor Xvfb xwininfo dunst dunstctl
     command -v "$tool" >/dev/null || { echo "soak: needs $tool (make test-deps installs it)" >&2; exit 2; }
 done
 
-tag=$(printf '%08x' $((RANDOM * 32768 + RANDOM)))
+lab_init /tmp/lifeline-soak-XXXXXX
+tag=$lab_tag
 client=llsc-$tag upstream=llsu-$tag
 gw=10.81.0.1 me=10.81.0.2
-work=$(mktemp -d /tmp/lifeline-soak-XXXXXX)
-pids=()
 # Every process the driver starts (dunst, tmux, python helpers) is listed in
 # $work/pids, so that cleanup ends them even when the driver itself is killed.
-cleanup() {
-    set +e
+# The nftables table lives in the upstream namespace and goes with it.
+lab_cleanup() {
     local p
-    for p in "${pids[@]}" $(cat "$work/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+    for p in $(cat "$work/pids" 2>/dev/null); do kill "$p" 2>/dev/null; done
     for p in $(cat "$work/pids" 2>/dev/null); do
         for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.02; done
         kill -9 "$p" 2>/dev/null
     done
     [ -S "$work/tmux/tmux-0/soak" ] && tmux -S "$work/tmux/tmux-0/soak" kill-server 2>/dev/null
-    # The nftables table lives in the upstream namespace and goes with it.
-    ip netns del "$client" 2>/dev/null
-    ip netns del "$upstream" 2>/dev/null
-    if [ -n "${SOAK_KEEP:-}" ]; then
-        rm -f "$work/bus" "$work/tmux/tmux-0/soak"
-        echo "soak: work folder kept: $work"
-    else
-        rm -rf "$work"
-    fi
+    [ -n "${SOAK_KEEP:-}" ] && rm -f "$work/bus" "$work/tmux/tmux-0/soak"
 }
-trap cleanup EXIT
+[ -n "${SOAK_KEEP:-}" ] && LAB_KEEP_WORK=1
 trap 'exit 130' INT TERM
 
 lab_pair "$client" "$upstream" "$gw" "$me"

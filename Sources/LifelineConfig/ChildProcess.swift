@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 
 /// Runs a short-lived helper process to completion, bounded in time and output.
 /// Its standard input, output and error are socket pairs, all driven by one
@@ -7,7 +8,7 @@ import LifelineCore
 /// has read everything cannot raise SIGPIPE in the daemon, and a child that
 /// neither reads nor writes is killed at the deadline.
 package enum ChildProcess {
-    struct Result {
+    package struct Result {
         /// The exit status, when it exited.
         var exitCode: Int32?
         /// The signal that ended it, when one did.

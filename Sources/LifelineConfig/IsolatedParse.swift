@@ -4,7 +4,7 @@ import LifelineCore
 /// The parent's side of `TOMLParser.isolated`: runs the parsing child, reads its
 /// answer, and turns every way it can fail into a `ConfigError` naming the file.
 package struct IsolatedParse {
-    /// Config files are read with a 1 MiB limit; text beyond this is refused unseen.
+    /// Config files are read up to this size; text beyond it is refused unseen.
     package static let inputLimit = 4 << 20
 
     let executable: String

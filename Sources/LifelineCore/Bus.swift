@@ -1,97 +1,57 @@
+import LifelinePlatform
 import Logging
 import Synchronization
 
-/// Debounce windows (docs/design.md, "Dedup and debounce").
-public struct DebounceSettings: Sendable, Equatable {
-    public var down: Duration
-    public var up: Duration
-    public init(down: Duration = .seconds(2), up: Duration = .seconds(1)) {
-        self.down = down
-        self.up = up
-    }
-}
-
-/// What sinks may ask of the core: a narrow handle, so no sink can change the state.
-public protocol BusControl: Sendable {
-    /// The state published last.
-    var current: StateEvent { get }
-    /// Asks every monitor that can check (the probe) to check now.
-    func requestCheck()
-    /// Checks now, waits for a reachability result (at most `timeout`) and returns
-    /// the state after it. An explicit check publishes its result without debounce.
-    func check(timeout: Duration) async -> StateEvent
-    /// No alerts until `duration` from now (toast "Mute for 1 hour", D-Bus `Mute`).
-    func mute(for duration: Duration)
-    /// The notification sink says whether a notification server is on the bus;
-    /// every sink then sees it in `Update.notificationServerPresent`.
-    func reportNotificationServer(present: Bool)
-    /// The job board (`lifeline run`'s commands), nil where there is none.
-    var jobs: JobControl? { get }
-    /// The page a captive portal intercepts (the probe's first check URL,
-    /// plain http://), nil when no probe announced one.
-    var signInPage: String? { get }
-    /// "Open sign-in page": starts the desktop's browser on `signInPage` and
-    /// checks again soon and often, so signing in is seen within seconds.
-    func openSignInPage()
-}
-
-extension BusControl {
-    public var jobs: JobControl? { nil }
-    public var signInPage: String? { nil }
-    public func openSignInPage() {}
-}
-
 /// The core event bus: monitors publish observations, the bus decides one state
-/// (`Decision`), debounces it (`Debouncer`) and posts it to every sink's mailbox.
+/// (`StatePipeline`) and posts it to every sink's mailbox (`FanOut`).
 ///
 /// Publishing is synchronous and never waits on a sink: the decision runs under
 /// one lock and a post is an O(1) hand-off, so a sink that hangs cannot slow the
-/// bus or another sink.
+/// bus or another sink. The bus holds the parts under that lock, runs the two
+/// timers (the debounce windows, the end of a resume grace) and tells the
+/// listeners outside it.
 public final class Bus: BusControl, Sendable {
     private struct State {
-        var debouncer: Debouncer<Moment>
-        /// The latest observation per monitor slot and role (index slot * 2 + role).
-        var inputs: [Decision.Input?] = []
-        /// Per slot: the monitor measures reachability on demand (the probe), so
-        /// its verdict is dropped when the path changes and awaited after.
-        var remeasures: [Bool] = []
-        var freeSlots: [Int] = []
-        /// Per slot: the token of the handle that owns it, 0 when free. A monitor
-        /// that did not stop when its slot was released (stuck in a C call, or
-        /// mid-batch on a thread of its own) may still publish through its old
-        /// handle; the token tells its words from those of the slot's next owner.
-        var owners: [UInt64] = []
-        var lastToken: UInt64 = 0
-        var path = LinkPath()
-        var pathListeners: [UInt64: AsyncStream<LinkPath>.Continuation] = [:]
-        var stamp: UInt64 = 0
-        var verdict: Verdict?
-        var current: StateEvent
-        var outage: Outage?
-        var outageCount: UInt64 = 0
-        var mutedUntil: Int64 = 0
-        var notificationServerPresent: Bool?
-        var mailboxes: [Mailbox] = []
-        var timer: Task<Void, Never>?
-        var armedAt: Moment?
-        var checkListeners: [UInt64: AsyncStream<Void>.Continuation] = [:]
+        var pipeline: StatePipeline
+        var fanOut = FanOut()
+        var holds = AlertHolds()
+        var jobs = JobBoard()
+        var notices = SinkNotices()
+        var debounceTimer = Alarm()
+        var holdTimer = Alarm()
+        var pathListeners = Listeners<LinkPath>()
+        var checkListeners = Listeners<Void>()
+        var jobListeners = Listeners<JobRequest>()
         var reachabilityWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var lastWaiterID: UInt64 = 0
         /// Reachability observations so far, so a check can wait for one newer than its request.
         var reachabilityCount: UInt64 = 0
-        var nextID: UInt64 = 0
-        /// Per monitor slot: what it holds alerts for (sleep, resume grace, inactive session).
-        var holds: [Int: AlertHold] = [:]
-        var alertsHeld = false
-        var holdTimer: Task<Void, Never>?
-        var holdTimerAt: Moment?
-        var jobs = JobBoard()
-        var sleep = SleepRecord()
-        var stoppingAt: Int64?
         /// Per monitor slot: the sign-in page it announced (the probe's).
         var signInPages: [Int: String] = [:]
         /// Checks requested after the sign-in page was opened, until not `portal`.
         var signInChecks: Task<Void, Never>?
-        var jobListeners: [UInt64: AsyncStream<JobRequest>.Continuation] = [:]
+
+        /// The state published last, as an update that is no transition.
+        var currentUpdate: Update { update(isTransition: false) }
+
+        /// The state published last, as an update.
+        func update(isTransition: Bool) -> Update {
+            notices.update(pipeline.current, outage: pipeline.outage, isTransition: isTransition, holds: holds, jobs: jobs)
+        }
+
+        func post(_ posts: StatePipeline.Posts) {
+            switch posts {
+            case .nothing:
+                return
+            case .current(let isTransition):
+                fanOut.post(update(isTransition: isTransition))
+            case .earlierThenCurrent(let earlier, let isTransition):
+                fanOut.post(notices.update(
+                    earlier.event, outage: earlier.outage, isTransition: earlier.isTransition, holds: holds, jobs: jobs
+                ))
+                fanOut.post(update(isTransition: isTransition))
+            }
+        }
     }
 
     private let state: Mutex<State>
@@ -115,21 +75,19 @@ public final class Bus: BusControl, Sendable {
         self.time = TimeSource(clock)
         self.wallClock = wallClock
         self.logger = logger
-        self.state = Mutex(State(
-            debouncer: Debouncer(down: debounce.down, up: debounce.up),
-            current: .initial(at: wallClock(), sequence: startingSequence)
-        ))
+        self.state = Mutex(State(pipeline: StatePipeline(
+            debounce: debounce, current: .initial(at: wallClock(), sequence: startingSequence)
+        )))
     }
 
-    public var current: StateEvent { state.withLock { $0.current } }
+    public var current: StateEvent { state.withLock { $0.pipeline.current } }
 
     public var debounce: DebounceSettings {
-        get { state.withLock { DebounceSettings(down: $0.debouncer.down, up: $0.debouncer.up) } }
+        get { state.withLock { $0.pipeline.debounce } }
         set {
             state.withLock {
-                $0.debouncer.down = newValue.down
-                $0.debouncer.up = newValue.up
-                rearm(&$0)
+                $0.pipeline.debounce = newValue
+                rearm(&$0, for: $0.pipeline.deadline)
             }
         }
     }
@@ -140,22 +98,8 @@ public final class Bus: BusControl, Sendable {
     /// `remeasuresReachability`: the monitor judges reachability and answers check
     /// requests (the probe), so its verdict is tied to the path it was measured on.
     public func makeMonitorHandle(name: String, remeasuresReachability: Bool = false) -> MonitorHandle {
-        let (slot, token) = state.withLock { s -> (Int, UInt64) in
-            let slot: Int
-            if let free = s.freeSlots.popLast() {
-                slot = free
-            } else {
-                s.inputs.append(contentsOf: [nil, nil])
-                s.remeasures.append(false)
-                s.owners.append(0)
-                slot = s.remeasures.count - 1
-            }
-            s.lastToken += 1
-            s.owners[slot] = s.lastToken
-            s.remeasures[slot] = remeasuresReachability
-            return (slot, s.lastToken)
-        }
-        return MonitorHandle(bus: self, slot: slot, token: token, name: name)
+        let slot = state.withLock { $0.pipeline.attach(remeasuresReachability: remeasuresReachability) }
+        return MonitorHandle(bus: self, slot: slot, name: name)
     }
 
     /// Forgets what a monitor that stopped for good (config reload) said. From
@@ -163,46 +107,44 @@ public final class Bus: BusControl, Sendable {
     /// dropped, even after its slot went to another monitor.
     public func release(_ handle: MonitorHandle) {
         let released = state.withLock { s -> (listeners: [AsyncStream<LinkPath>.Continuation], path: LinkPath)? in
-            guard s.owners[handle.slot] == handle.token else { return nil }
-            s.owners[handle.slot] = 0
-            s.inputs[handle.slot * 2] = nil
-            s.inputs[handle.slot * 2 + 1] = nil
-            s.remeasures[handle.slot] = false
-            s.freeSlots.append(handle.slot)
-            s.holds[handle.slot] = nil
-            s.signInPages[handle.slot] = nil
+            guard s.pipeline.owns(handle.slot) else { return nil }
+            s.holds.remove(slot: handle.slot.index)
+            s.signInPages[handle.slot.index] = nil
             refreshHold(&s)
-            let listeners = updatePath(&s)
-            decideAndApply(&s)
-            return (listeners, s.path)
+            let step = s.pipeline.release(handle.slot, at: time.now(), wallClock: wallClock)
+            s.post(step.posts)
+            rearm(&s, for: step.deadline)
+            return (step.pathChanged ? s.pathListeners.all : [], s.pipeline.path)
         }
         guard let (listeners, path) = released else { return }
         for l in listeners { l.yield(path) }
     }
 
     /// The current path (for a monitor about to measure on it).
-    public var path: LinkPath { state.withLock { $0.path } }
+    public var path: LinkPath { state.withLock { $0.pipeline.path } }
 
     /// `measuredOn`: the path a reachability observation was measured on. One
     /// measured on a path that has changed since is dropped: it speaks for a
     /// route that is gone.
-    func publish(_ observation: Observation, slot: Int, token: UInt64, measuredOn: LinkPath? = nil) {
+    func publish(_ observation: Observation, slot: StatePipeline.Slot, measuredOn: LinkPath? = nil) {
         // What to tell outside the lock: check waiters, and the path's listeners
         // when the path changed. Empty on the hot path, so nothing is copied.
         let (waiters, newPath) = state.withLock { s -> ([CheckedContinuation<Void, Never>], (LinkPath, [AsyncStream<LinkPath>.Continuation])?) in
-            guard s.owners[slot] == token else {
+            let step = s.pipeline.publish(observation, from: slot, measuredOn: measuredOn, at: time.now(), wallClock: wallClock)
+            switch step.dropped {
+            case .released?:
                 logger.debug("dropped an observation from a released monitor: \(observation.reason)")
                 return ([], nil)
-            }
-            if let measuredOn, measuredOn.generation != s.path.generation {
+            case .measuredOnEarlierPath?:
                 logger.debug("dropped a verdict measured on an earlier path: \(observation.reason)")
                 return ([], nil)
+            case nil:
+                break
             }
-            s.stamp &+= 1
-            s.inputs[slot * 2 + observation.role.rawValue] = Decision.Input(observation, stamp: s.stamp)
-            let listeners = observation.role == .link ? updatePath(&s) : []
-            let newPath = listeners.isEmpty ? nil : (s.path, listeners)
-            decideAndApply(&s)
+            let newPath: (LinkPath, [AsyncStream<LinkPath>.Continuation])? =
+                step.pathChanged ? (s.pipeline.path, s.pathListeners.all) : nil
+            s.post(step.posts)
+            rearm(&s, for: step.deadline)
             guard observation.role == .reachability else { return ([], newPath) }
             s.reachabilityCount += 1
             guard !s.reachabilityWaiters.isEmpty else { return ([], newPath) }
@@ -215,48 +157,15 @@ public final class Bus: BusControl, Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Recomputes the path after a link observation. When it changed, every
-    /// verdict measured on the old one is forgotten (reachability is unknown until
-    /// measured again) and the path's listeners are returned to be told.
-    private func updatePath(_ s: inout State) -> [AsyncStream<LinkPath>.Continuation] {
-        let route = Decision.route(s.inputs.lazy.compactMap { $0 })
-        guard !route.sameRoute(as: s.path) else { return [] }
-        s.path = LinkPath(interface: route.interface, known: route.known, generation: s.path.generation + 1)
-        for slot in s.remeasures.indices where s.remeasures[slot] {
-            s.inputs[slot * 2 + ObservationRole.reachability.rawValue] = nil
-        }
-        return Array(s.pathListeners.values)
-    }
-
-    /// Whether a monitor that measures reachability on demand has yet to speak on this path.
-    private static func awaitingReachability(_ s: State) -> Bool {
-        guard s.remeasures.contains(true) else { return false }
-        return !s.inputs.contains { $0?.observation.role == .reachability && $0?.observation.state != .unknown }
-    }
-
-    private func decideAndApply(_ s: inout State) {
-        let now = time.now()
-        if let verdict = Decision.decide(slots: s.inputs, awaitingReachability: Self.awaitingReachability(s)) {
-            s.verdict = verdict
-            apply(s.debouncer.observe(verdict, at: now), at: now, to: &s)
-        } else {
-            s.verdict = nil
-            apply(s.debouncer.hold(at: now), at: now, to: &s)
-        }
-        rearm(&s)
-    }
-
     /// The path now and after every change, for a monitor that measures on it.
     func pathChanges() -> AsyncStream<LinkPath> {
         let (stream, continuation) = AsyncStream<LinkPath>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { s in
-            s.nextID += 1
-            s.pathListeners[s.nextID] = continuation
-            continuation.yield(s.path)
-            return s.nextID
+            continuation.yield(s.pipeline.path)
+            return s.pathListeners.add(continuation)
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.pathListeners.removeValue(forKey: id) }
+            self?.state.withLock { $0.pathListeners.remove(id) }
         }
         return stream
     }
@@ -273,157 +182,69 @@ public final class Bus: BusControl, Sendable {
     /// sink drains it and ends), the new one starts from the current state.
     public func replaceSink(_ old: Mailbox?, policy: DeliveryPolicy) -> Mailbox {
         let mailbox = Mailbox(policy: policy)
-        state.withLock { s in
-            if let old {
-                s.mailboxes.removeAll { $0 === old }
-                old.finish()
-            }
-            mailbox.post(Self.update(for: s, isTransition: false))
-            s.mailboxes.append(mailbox)
-        }
+        state.withLock { s in s.fanOut.replace(old, with: mailbox, current: s.currentUpdate) }
         return mailbox
     }
 
     /// Takes no more updates for `mailbox`; its sink drains what waits and ends.
     public func detachSink(_ mailbox: Mailbox) {
-        state.withLock { s in s.mailboxes.removeAll { $0 === mailbox } }
-        mailbox.finish()
-    }
-
-    // MARK: Publishing
-
-    /// `now`: the moment the debouncer was asked at (one clock read per publication).
-    private func apply(_ outputs: Debouncer<Moment>.Outputs, at now: Moment, to s: inout State) {
-        for output in outputs { apply(output, at: now, to: &s) }
-    }
-
-    private func apply(_ output: Debouncer<Moment>.Output, at now: Moment, to s: inout State) {
-        switch output {
-        case .none:
-            return
-        case .attributes(let v):
-            s.current.kind = v.kind
-            s.current.reason = v.reason
-            s.current.rttMs = v.rttMs ?? -1
-            s.current.metered = v.metered
-            s.current.connection = v.connection
-            s.current.diagnosis = v.diagnosis
-            s.current.families = v.families
-            s.current.underneath = v.underneath
-            s.current.underneathKind = v.underneathKind
-            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
-        case .transition(let v, let heldSince):
-            let heldFor = heldSince.duration(to: now)
-            let since = wallClock() - heldFor.microseconds
-            s.current = StateEvent(
-                state: v.state, previous: s.current.state, since: since, interface: v.interface,
-                kind: v.kind, reason: v.reason, rttMs: v.rttMs ?? -1, metered: v.metered,
-                sequence: s.current.sequence + 1,
-                connection: v.connection
-            )
-            s.current.diagnosis = v.diagnosis
-            s.current.families = v.families
-            s.current.underneath = v.underneath
-            s.current.underneathKind = v.underneathKind
-            trackOutage(&s)
-            logger.debug("published \(v.state.rawValue) (\(v.reason))", metadata: ["sequence": "\(s.current.sequence)"])
-            post(Self.update(for: s, isTransition: true), to: s.mailboxes)
-        }
-    }
-
-    private func trackOutage(_ s: inout State) {
-        let e = s.current
-        if e.state.isDegraded {
-            if var ongoing = s.outage, !ongoing.isOver {
-                ongoing.worst = min(ongoing.worst, e.state)
-                s.outage = ongoing
-            } else {
-                s.outageCount += 1
-                s.outage = Outage(id: s.outageCount, since: e.since, worst: e.state)
-            }
-        } else if e.state == .online {
-            if var ongoing = s.outage, !ongoing.isOver {
-                ongoing.endedAt = e.since
-                s.outage = ongoing
-            } else {
-                s.outage = nil
-            }
-        }
-    }
-
-    private static func update(for s: State, isTransition: Bool) -> Update {
-        var update = Update(event: s.current, isTransition: isTransition, outage: s.outage, mutedUntil: s.mutedUntil,
-                            notificationServerPresent: s.notificationServerPresent)
-        update.alertsHeld = s.alertsHeld
-        update.jobs = s.jobs.jobs
-        update.sleep = s.sleep
-        update.stoppingAt = s.stoppingAt
-        return update
-    }
-
-    private func post(_ update: Update, to mailboxes: [Mailbox]) {
-        for mailbox in mailboxes { mailbox.post(update) }
+        state.withLock { s in s.fanOut.detach(mailbox) }
     }
 
     // MARK: Debounce timer
 
     /// Keeps one sleeping task for the earliest deadline. A deadline that moved
     /// later is handled when the early timer fires, finds nothing due and re-arms.
-    private func rearm(_ s: inout State) {
-        guard let deadline = s.debouncer.deadline else { return }
-        if let armed = s.armedAt, armed <= deadline { return }
-        s.timer?.cancel()
-        s.armedAt = deadline
-        let time = self.time
-        s.timer = Task { [weak self] in
-            do { try await time.sleep(deadline) } catch { return }
-            self?.timerFired()
-        }
+    /// `deadline`: the pipeline's, as its last step returned it.
+    private func rearm(_ s: inout State, for deadline: Moment?) {
+        guard let deadline else { return }
+        if let armed = s.debounceTimer.deadline, armed <= deadline { return }
+        s.debounceTimer.set(deadline, wake(at: deadline) { $0.timerFired() })
     }
 
     private func timerFired() {
         state.withLock { s in
-            s.armedAt = nil
-            s.timer = nil
-            let now = time.now()
-            apply(s.debouncer.tick(at: now), at: now, to: &s)
-            rearm(&s)
+            s.debounceTimer.rang()
+            let step = s.pipeline.tick(at: time.now(), wallClock: wallClock)
+            s.post(step.posts)
+            rearm(&s, for: step.deadline)
         }
     }
 
-    /// Stops the debounce timer and closes every mailbox (daemon shutdown).
-    public func shutdown() {
-        let (mailboxes, listeners, pathListeners) = state.withLock { s in
-            s.timer?.cancel()
-            s.timer = nil
-            s.armedAt = nil
-            s.holdTimer?.cancel()
-            s.holdTimer = nil
-            defer { s.mailboxes = []; s.checkListeners = [:]; s.pathListeners = [:] }
-            return (s.mailboxes, Array(s.checkListeners.values), Array(s.pathListeners.values))
+    /// A task that calls `fired` at `deadline`, unless cancelled first or the bus is gone.
+    private func wake(at deadline: Moment, _ fired: @escaping @Sendable (Bus) -> Void) -> Task<Void, Never> {
+        let time = self.time
+        return Task { [weak self] in
+            do { try await time.sleep(deadline) } catch { return }
+            if let self { fired(self) }
         }
-        for m in mailboxes { m.close() }
+    }
+
+    /// Stops the timers and closes every mailbox (daemon shutdown).
+    public func shutdown() {
+        let (listeners, pathListeners) = state.withLock { s in
+            s.debounceTimer.cancel()
+            s.holdTimer.cancel()
+            s.fanOut.close()
+            return (s.checkListeners.removeAll(), s.pathListeners.removeAll())
+        }
         for l in listeners { l.finish() }
         for l in pathListeners { l.finish() }
     }
 
-    // MARK: Checks and mute
+    // MARK: Checks
 
     public func requestCheck() {
-        let listeners = state.withLock { Array($0.checkListeners.values) }
+        let listeners = state.withLock { $0.checkListeners.all }
         for l in listeners { l.yield() }
     }
 
     /// A stream of check requests for a monitor that can check (the probe).
     func checkRequests() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { s in
-            s.nextID += 1
-            s.checkListeners[s.nextID] = continuation
-            return s.nextID
-        }
+        let id = state.withLock { $0.checkListeners.add(continuation) }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.checkListeners.removeValue(forKey: id) }
+            self?.state.withLock { $0.checkListeners.remove(id) }
         }
         return stream
     }
@@ -431,7 +252,7 @@ public final class Bus: BusControl, Sendable {
     /// With no route there is nothing to probe: the answer is the link's, at once.
     public func check(timeout: Duration) async -> StateEvent {
         let (hasChecker, seen) = state.withLock { s in
-            (!s.checkListeners.isEmpty && !s.path.isOffline, s.reachabilityCount)
+            (!s.checkListeners.isEmpty && !s.pipeline.path.isOffline, s.reachabilityCount)
         }
         if hasChecker {
             await withTaskGroup(of: Void.self) { group in
@@ -445,19 +266,18 @@ public final class Bus: BusControl, Sendable {
             }
         }
         return state.withLock { s in
-            if let verdict = s.verdict, s.debouncer.pending?.key == verdict.key {
-                let now = time.now()
-                apply(s.debouncer.flush(at: now), at: now, to: &s)
-            }
-            return s.current
+            let step = s.pipeline.flush(at: time.now(), wallClock: wallClock)
+            s.post(step.posts)
+            rearm(&s, for: step.deadline)
+            return s.pipeline.current
         }
     }
 
     /// Returns once a reachability observation newer than the `seen`-th arrived.
     private func reachabilityObservation(after seen: UInt64) async {
         let id = state.withLock { s in
-            s.nextID += 1
-            return s.nextID
+            s.lastWaiterID += 1
+            return s.lastWaiterID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -473,11 +293,19 @@ public final class Bus: BusControl, Sendable {
         }
     }
 
+    // MARK: What every update carries
+
+    public func mute(for duration: Duration) {
+        state.withLock { s in
+            s.notices.mutedUntil = wallClock() + duration.microseconds
+            s.fanOut.post(s.currentUpdate)
+        }
+    }
+
     public func reportNotificationServer(present: Bool) {
         state.withLock { s in
-            guard s.notificationServerPresent != present else { return }
-            s.notificationServerPresent = present
-            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
+            guard s.notices.reportNotificationServer(present: present) else { return }
+            s.fanOut.post(s.currentUpdate)
         }
     }
 
@@ -485,8 +313,8 @@ public final class Bus: BusControl, Sendable {
     /// so (the log writes it down, so the time until the next start is known).
     public func announceStop() {
         state.withLock { s in
-            s.stoppingAt = wallClock()
-            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
+            s.notices.stoppingAt = wallClock()
+            s.fanOut.post(s.currentUpdate)
         }
     }
 
@@ -496,10 +324,10 @@ public final class Bus: BusControl, Sendable {
         state.withLock { s in s.signInPages.min { $0.key < $1.key }?.value }
     }
 
-    func announceSignInPage(_ url: String?, slot: Int, token: UInt64) {
+    func announceSignInPage(_ url: String?, slot: StatePipeline.Slot) {
         state.withLock { s in
-            guard s.owners[slot] == token else { return }
-            s.signInPages[slot] = url
+            guard s.pipeline.owns(slot) else { return }
+            s.signInPages[slot.index] = url
         }
     }
 
@@ -536,13 +364,6 @@ public final class Bus: BusControl, Sendable {
         earlier?.cancel()
     }
 
-    public func mute(for duration: Duration) {
-        state.withLock { s in
-            s.mutedUntil = wallClock() + duration.microseconds
-            post(Self.update(for: s, isTransition: false), to: s.mailboxes)
-        }
-    }
-
     // MARK: Jobs
 
     public var jobs: JobControl? { JobControl(bus: self) }
@@ -552,7 +373,7 @@ public final class Bus: BusControl, Sendable {
         try state.withLock { (s: inout State) throws(JobRefusal) -> T in
             let before = s.jobs.jobs
             let result = try body(&s.jobs)
-            if s.jobs.jobs != before { post(Self.update(for: s, isTransition: false), to: s.mailboxes) }
+            if s.jobs.jobs != before { s.fanOut.post(s.currentUpdate) }
             return result
         }
     }
@@ -561,35 +382,27 @@ public final class Bus: BusControl, Sendable {
 
     /// Hands `action` to every listener (the D-Bus service tells the jobs' owners).
     func requestJobs(_ action: JobAction) {
-        let (ids, listeners) = state.withLock { ($0.jobs.ids(for: action), Array($0.jobListeners.values)) }
+        let (ids, listeners) = state.withLock { ($0.jobs.ids(for: action), $0.jobListeners.all) }
         guard !ids.isEmpty else { return }
         for l in listeners { l.yield(JobRequest(action: action, ids: ids)) }
     }
 
     func jobRequests() -> AsyncStream<JobRequest> {
         let (stream, continuation) = AsyncStream<JobRequest>.makeStream(bufferingPolicy: .bufferingNewest(8))
-        let id = state.withLock { s in
-            s.nextID += 1
-            s.jobListeners[s.nextID] = continuation
-            return s.nextID
-        }
+        let id = state.withLock { $0.jobListeners.add(continuation) }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.jobListeners.removeValue(forKey: id) }
+            self?.state.withLock { $0.jobListeners.remove(id) }
         }
         return stream
     }
-}
 
-extension Bus {
     // MARK: Alert hold
 
     /// Changes what `slot`'s monitor holds alerts for.
-    func changeHold(slot: Int, token: UInt64, _ change: (inout AlertHold, Moment) -> Void) {
+    func changeHold(slot: StatePipeline.Slot, _ change: (inout AlertHold, Moment) -> Void) {
         state.withLock { s in
-            guard s.owners[slot] == token else { return }
-            var hold = s.holds[slot] ?? AlertHold()
-            change(&hold, time.now())
-            s.holds[slot] = hold
+            guard s.pipeline.owns(slot) else { return }
+            s.holds.change(slot: slot.index, at: time.now(), change)
             refreshHold(&s)
         }
     }
@@ -599,105 +412,51 @@ extension Bus {
     /// alert then, one lifted after the state came back shows nothing.
     private func refreshHold(_ s: inout State) {
         let now = time.now()
-        let held = s.holds.values.contains { $0.isHeld(at: now) }
         armHoldTimer(&s, now: now)
-        // The log writes sleeps down even when alerts were already held (a locked session).
-        let sleepChanged = s.sleep.note(sleeping: s.holds.values.contains { $0.sleeping }, at: wallClock())
-        guard held != s.alertsHeld || sleepChanged else { return }
-        if held != s.alertsHeld { logger.debug(held ? "alerts held" : "alerts no longer held") }
-        s.alertsHeld = held
-        post(Self.update(for: s, isTransition: false), to: s.mailboxes)
+        let change = s.holds.refresh(at: now, wallClock: wallClock)
+        if change.held { logger.debug(s.holds.held ? "alerts held" : "alerts no longer held") }
+        if change.any { s.fanOut.post(s.currentUpdate) }
     }
 
     /// Keeps one sleeping task for the earliest moment a hold lifts by itself
     /// (a resume grace running out), since no observation comes with it.
     private func armHoldTimer(_ s: inout State, now: Moment) {
-        let deadline = s.holds.values.compactMap { $0.lifts(after: now) }.min()
-        guard deadline != s.holdTimerAt else { return }
-        s.holdTimer?.cancel()
-        s.holdTimer = nil
-        s.holdTimerAt = deadline
+        let deadline = s.holds.nextLift(after: now)
+        guard deadline != s.holdTimer.deadline else { return }
+        s.holdTimer.cancel()
         guard let deadline else { return }
-        let time = self.time
-        s.holdTimer = Task { [weak self] in
-            do { try await time.sleep(deadline) } catch { return }
-            self?.holdTimerFired()
-        }
+        s.holdTimer.set(deadline, wake(at: deadline) { $0.holdTimerFired() })
     }
 
     private func holdTimerFired() {
         state.withLock { s in
-            s.holdTimer = nil
-            s.holdTimerAt = nil
+            s.holdTimer.rang()
             refreshHold(&s)
         }
     }
 }
 
-/// A monitor's one door into the core: it can publish what it sees, learn the
-/// path the link monitors see, and ask for a check; it cannot read or change the state.
-public struct MonitorHandle: Sendable {
-    let bus: Bus
-    let slot: Int
-    /// Which ownership of the slot this handle stands for (see `Bus.release`).
-    let token: UInt64
-    public let name: String
+/// One sleeping task for one deadline: the debounce timer, the hold timer.
+private struct Alarm {
+    private(set) var deadline: Moment?
+    private var task: Task<Void, Never>?
 
-    public func publish(_ observation: Observation) {
-        bus.publish(observation, slot: slot, token: token)
+    /// Replaces whatever was set.
+    mutating func set(_ deadline: Moment, _ task: Task<Void, Never>) {
+        self.task?.cancel()
+        self.deadline = deadline
+        self.task = task
     }
 
-    /// Publishes a reachability verdict measured on `path`; dropped if the path
-    /// has changed since (the route went away or moved to another interface).
-    public func publish(_ observation: Observation, measuredOn path: LinkPath) {
-        bus.publish(observation, slot: slot, token: token, measuredOn: path)
+    mutating func cancel() {
+        task?.cancel()
+        task = nil
+        deadline = nil
     }
 
-    /// The path now: which interface carries the default route, if any.
-    public var path: LinkPath { bus.path }
-
-    /// Whether the connection is metered, as the monitor that knows (NetworkManager) said last.
-    public var metered: Bool { bus.current.metered }
-
-    /// The page "Open sign-in page" opens (the probe's first http:// check
-    /// URL, which a captive portal intercepts); nil withdraws it.
-    public func announceSignInPage(_ url: String?) {
-        bus.announceSignInPage(url, slot: slot, token: token)
-    }
-
-    /// The path now and after every change; call once and iterate.
-    public func pathChanges() -> AsyncStream<LinkPath> {
-        bus.pathChanges()
-    }
-
-    /// Asks monitors that can check (the probe) to do so now, e.g. after a route change.
-    public func requestCheck() {
-        bus.requestCheck()
-    }
-
-    /// Check requests for this monitor; call once and iterate.
-    public func checkRequests() -> AsyncStream<Void> {
-        bus.checkRequests()
-    }
-
-    /// The machine is about to sleep: alerts wait until it has resumed and
-    /// its grace has passed. The state is still decided and published.
-    public func holdAlertsForSleep() {
-        bus.changeHold(slot: slot, token: token) { hold, _ in hold.sleep() }
-    }
-
-    /// The machine woke up: alerts wait `grace` more, then show only what still holds.
-    public func resumed(grace: Duration) {
-        bus.changeHold(slot: slot, token: token) { hold, now in hold.resume(at: now, grace: grace) }
-    }
-
-    /// Whether the login session is in front; alerts wait while it is not.
-    public func sessionIsActive(_ active: Bool) {
-        bus.changeHold(slot: slot, token: token) { hold, _ in hold.sessionInactive = !active }
-    }
-
-    /// Nothing is known of sleep or the session (the monitor starts, or lost logind).
-    public func clearAlertHold() {
-        bus.changeHold(slot: slot, token: token) { hold, _ in hold = AlertHold() }
+    /// The task ran: nothing is set any more.
+    mutating func rang() {
+        task = nil
+        deadline = nil
     }
 }

@@ -1,5 +1,3 @@
-import Glibc
-
 /// Elapsed time since a bus started, as an instant the `Debouncer` can use.
 /// The bus takes any `Clock<Duration>` (the continuous clock, or swift-clocks'
 /// `TestClock` in tests) and measures everything as offsets from its start.
@@ -20,27 +18,5 @@ public struct TimeSource: Sendable {
         let origin = clock.now
         now = { Moment(offset: origin.duration(to: clock.now)) }
         sleep = { try await clock.sleep(until: origin.advanced(by: $0.offset), tolerance: nil) }
-    }
-}
-
-/// Wall-clock time (the state's `since`), microseconds since the Unix epoch.
-public enum WallClock {
-    public static func micros() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
-    }
-}
-
-extension Duration {
-    /// Whole microseconds, for converting debounce spans into wall-clock offsets.
-    public var microseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-    }
-
-    public var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }

@@ -1,3 +1,5 @@
+import LifelinePlatform
+
 extension StateEvent {
     /// What the state goes through, for a person: "Home Wi-Fi (wifi, metered)"
     /// when the connection's name is known, else "wlan0 (wifi)"; "" with neither.

@@ -25,36 +25,9 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
         case transition(Verdict, heldSince: Instant)
     }
 
-    /// What one observation publishes: nothing, one output or two, in order.
-    /// A value with room for two rather than an array, so that deciding costs no
-    /// allocation: the bus calls `observe` for every observation of every monitor.
-    public struct Outputs: RandomAccessCollection, Equatable, Sendable, ExpressibleByArrayLiteral {
-        private var first_ = Output.none
-        private var second = Output.none
-        public private(set) var endIndex = 0
-        public var startIndex: Int { 0 }
-
-        public init() {}
-
-        public init(arrayLiteral elements: Output...) {
-            for e in elements { append(e) }
-        }
-
-        public subscript(position: Int) -> Output {
-            precondition(position >= 0 && position < endIndex, "index out of range")
-            return position == 0 ? first_ : second
-        }
-
-        /// Keeps `output` unless it is `.none`.
-        mutating func append(_ output: Output) {
-            if case .none = output { return }
-            precondition(endIndex < 2, "an observation publishes at most two outputs")
-            if endIndex == 0 { first_ = output } else { second = output }
-            endIndex += 1
-        }
-
-        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.elementsEqual(rhs) }
-    }
+    /// What one observation publishes: nothing, one output or two, in order
+    /// (a change that falls due, then the new verdict's own); never `.none`.
+    public typealias Outputs = [Output]
 
     public var down: Duration
     public var up: Duration
@@ -108,10 +81,7 @@ public struct Debouncer<Instant: InstantProtocol>: Sendable where Instant.Durati
     /// published first, as the timer would have, and then the verdict itself may
     /// be published at once (a window of zero, or an attribute change).
     public mutating func observe(_ verdict: Verdict, at now: Instant) -> Outputs {
-        var outputs = Outputs()
-        outputs.append(tick(at: now))
-        outputs.append(take(verdict, at: now))
-        return outputs
+        [tick(at: now), take(verdict, at: now)].filter { $0 != .none }
     }
 
     /// Nothing can be decided now (reachability is being measured again on a new

@@ -40,9 +40,7 @@ public enum Decision {
     }
 
     /// `decide` over the bus's slots (nil: a monitor that has not spoken yet).
-    /// It remembers where the newest of each kind is, not a copy of it: the bus
-    /// decides on every observation, and copying observations (strings and all)
-    /// as newer ones turn up cost more than the decision itself.
+    /// The newest observation of each kind wins; "newest" is the bus's stamp.
     public static func decide(slots: [Input?], awaitingReachability: Bool = false) -> Verdict? {
         var newestLink: Int?
         var newestUsableLink: Int?
@@ -53,23 +51,19 @@ public enum Decision {
             guard let best, let bestStamp = slots[best]?.stamp else { return true }
             return stamp > bestStamp
         }
-        // Each field is read through the slot, not through a copy of its input:
-        // binding the input copied the observation (and released it after).
-        for i in slots.indices {
-            guard let stamp = slots[i]?.stamp else { continue }
-            if let m = slots[i]!.observation.metered, newestMetered.map({ stamp > $0.stamp }) ?? true {
-                newestMetered = (m, stamp)
+        for case let (i, input?) in slots.enumerated() {
+            let seen = input.observation
+            if let m = seen.metered, newestMetered.map({ input.stamp > $0.stamp }) ?? true {
+                newestMetered = (m, input.stamp)
             }
-            if !slots[i]!.observation.connection.isEmpty, isNewest(stamp, than: newestNamed) { newestNamed = i }
-            let state = slots[i]!.observation.state
-            switch slots[i]!.observation.role {
+            if !seen.connection.isEmpty, isNewest(input.stamp, than: newestNamed) { newestNamed = i }
+            guard seen.state != .unknown else { continue }
+            switch seen.role {
             case .link:
-                guard state != .unknown else { continue }
-                if isNewest(stamp, than: newestLink) { newestLink = i }
-                if state != .offline, isNewest(stamp, than: newestUsableLink) { newestUsableLink = i }
+                if isNewest(input.stamp, than: newestLink) { newestLink = i }
+                if seen.state != .offline, isNewest(input.stamp, than: newestUsableLink) { newestUsableLink = i }
             case .reachability:
-                guard state != .unknown else { continue }
-                if isNewest(stamp, than: newestReach) { newestReach = i }
+                if isNewest(input.stamp, than: newestReach) { newestReach = i }
             }
         }
         func observation(_ index: Int?) -> Observation? { index.flatMap { slots[$0]?.observation } }

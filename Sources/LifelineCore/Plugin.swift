@@ -1,3 +1,4 @@
+import LifelinePlatform
 import Logging
 
 /// Everything a plugin gets from the daemon besides its own config.
@@ -19,7 +20,7 @@ public struct PluginContext: Sendable {
 
 /// Something that watches the network and publishes observations.
 ///
-/// A monitor plugin is one folder `Plugins/<Name>/` with one type conforming to
+/// A monitor plugin is one folder `Sources/Monitors/<Name>/` with one type conforming to
 /// this, a `static let kind` and a nested `Config` whose every key has a default,
 /// so that it decodes from an empty table (the schema self-test checks it).
 public protocol Monitor: Sendable {
@@ -56,6 +57,10 @@ public protocol Sink: Sendable {
     /// second daemon stops (`PluginFatalError`) before touching the state file.
     /// Any other error is logged and the daemon goes on (`run` retries).
     static func prepare(config: Config, context: PluginContext) async throws
+    /// The config given the event log the daemon writes (its first `log` sink's
+    /// file), for a sink that reads the history from it and names no file itself:
+    /// moving the log then never leaves the reader on an old file.
+    static func config(_ config: Config, readingEventLog path: String) -> Config
     /// Reads updates until the sequence ends (shutdown or reload). The first
     /// update is the current state. Throwing makes the supervisor restart it.
     func run(updates: SinkUpdates) async throws
@@ -64,6 +69,7 @@ public protocol Sink: Sendable {
 extension Sink {
     public static var delivery: DeliveryPolicy { .latest }
     public static func prepare(config: Config, context: PluginContext) async throws {}
+    public static func config(_ config: Config, readingEventLog path: String) -> Config { config }
 }
 
 /// Thrown by a plugin (from `prepare` or `run`) when the daemon cannot go on and

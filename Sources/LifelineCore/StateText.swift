@@ -1,3 +1,5 @@
+import LifelinePlatform
+
 /// The words and sentences a person reads about a state, from its fields, in
 /// the language of a `Translator`. `Translator.english` gives the English that
 /// programs and the log have always seen: the state's and kind's own names,

@@ -2,6 +2,7 @@ import CDBus
 import Glibc
 import LifelineCore
 import LifelineGLib
+import LifelinePlatform
 import Synchronization
 
 /// Owns one private `DBusConnection` (closed and unreferenced in `deinit`).

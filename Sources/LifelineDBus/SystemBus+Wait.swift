@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 
 extension SystemBus {
     /// The socket file of a `unix:path=` address; nil for any other kind

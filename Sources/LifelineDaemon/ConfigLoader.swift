@@ -1,5 +1,6 @@
 import LifelineConfig
 import LifelineCore
+import LifelinePlatform
 
 /// Reads a config file, merges it over the embedded defaults and decodes every
 /// section and plugin through the registry.
@@ -12,7 +13,7 @@ public enum ConfigLoader {
     /// which calls `TOMLParser.serveChild()`. Always `lifeline-cli`, found beside
     /// the running program: the daemon (`lifeline-daemon`) links no TOML parser.
     public static let parserArguments = ["config", "parse-toml"]
-    public static let isolatedParser = TOMLParser.isolated(executable: Companion.path("lifeline-cli"), arguments: parserArguments)
+    public static let isolatedParser = TOMLParser.isolated(executable: SiblingProgram.path("lifeline-cli"), arguments: parserArguments)
 
     /// Loads `explicitPath`, or the user's config file if it exists, or the defaults.
     public static func load(
@@ -58,7 +59,7 @@ public enum ConfigLoader {
         }
         let monitors = try plugins(.monitor, in: merged, decoding: decoding)
         let sinks = try plugins(.sink, in: merged, decoding: decoding)
-        return DaemonConfig(source: file, debounce: debounce.settings, monitors: monitors, sinks: sinks).trayReadingItsLog()
+        return DaemonConfig(source: file, debounce: debounce.settings, monitors: monitors, sinks: sinks).readersGivenTheEventLog()
     }
 
     /// `[[monitor]]` and `[[sink]]` lists replace the defaults whole; tables merge key by key.

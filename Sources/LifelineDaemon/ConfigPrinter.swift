@@ -1,6 +1,6 @@
 import LifelineConfig
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 
 /// `lifeline config show`: the effective configuration, defaults filled in, as
 /// TOML that `lifeline config check` accepts again.

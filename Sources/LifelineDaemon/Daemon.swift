@@ -1,5 +1,7 @@
 import LifelineConfig
 import LifelineCore
+import LifelinePlatform
+import LifelineServices
 import Logging
 import ServiceLifecycle
 

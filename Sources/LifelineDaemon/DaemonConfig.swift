@@ -41,6 +41,8 @@ public struct ConfiguredPlugin: Sendable {
     let start: Start
     /// The sink's `prepare`, run once at daemon start (nil for monitors).
     var prepare: (@Sendable (PluginContext) async throws -> Void)?
+    /// The same sink reading the given event log (`Sink.config(_:readingEventLog:)`).
+    var readingEventLog: (@Sendable (String) -> ConfiguredPlugin)?
 
     enum Start: Sendable {
         case monitor(remeasuresReachability: Bool, run: @Sendable (MonitorHandle, PluginContext) async throws -> Void)
@@ -63,6 +65,7 @@ public struct ConfiguredPlugin: Sendable {
             start: .sink(delivery: S.delivery) { updates, context in
                 try await S(config: config, context: context).run(updates: updates)
             },
-            prepare: { context in try await S.prepare(config: config, context: context) })
+            prepare: { context in try await S.prepare(config: config, context: context) },
+            readingEventLog: { path in .sink(S.self, config: S.config(config, readingEventLog: path), index: index) })
     }
 }

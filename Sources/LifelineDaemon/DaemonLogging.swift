@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelinePlatform
 import Logging
 
 /// Where the daemon and the CLI log: standard error (the journal, under systemd),

@@ -1,5 +1,6 @@
 import LifelineConfig
 import LifelineCore
+import LifelinePlatform
 import Logging
 import ServiceLifecycle
 import Synchronization

@@ -1,9 +1,8 @@
-import DBusSink
 import ExecMonitor
 import ExecSink
 import LifelineCore
+import LifelineServices
 import LogindMonitor
-import LogSink
 import NetlinkMonitor
 import NetworkManagerMonitor
 import NotifySink
@@ -13,8 +12,10 @@ import TmuxSink
 import TraySink
 
 /// Every plugin kind the daemon knows, in one place (like i3status-rust's
-/// `define_blocks!`, Waybar's factory). Adding a plugin is one line here plus
-/// its target in Package.swift.
+/// `define_blocks!`, Waybar's factory), and the one place that names them.
+/// Adding a plugin is one line here plus its target in Package.swift. The `log`
+/// and `dbus` sinks are the daemon's own services (`LifelineServices`): they are
+/// listed so that the config can tune them as sinks.
 public enum Registry {
     public static let monitors: [any Monitor.Type] = [
         ExecMonitor.self,

@@ -1,6 +1,7 @@
 import LifelineCore
-import LifelineProtocol
-import LogSink
+import LifelineFormats
+import LifelinePlatform
+import LifelineServices
 
 /// Where the sequence numbers of a new daemon start: after the last one an
 /// earlier run published, so they keep increasing across restarts and no two

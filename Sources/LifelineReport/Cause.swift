@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelinePlatform
 
 /// Whose side the failure was on, from the layer that failed first: what a
 /// person can act on (their own machine, their router, their provider) and

@@ -1,5 +1,5 @@
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 
 /// `history --csv` and `--json`: the rows of the report's table of outages,
 /// with the same columns, for a spreadsheet or a script. Times in the JSON are

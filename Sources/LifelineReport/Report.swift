@@ -1,5 +1,5 @@
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 
 /// What `history --report` shows, worked out from the log: the span, its
 /// days and weeks, their tallies, and the outages with their causes. The page

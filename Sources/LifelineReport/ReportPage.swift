@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelinePlatform
 
 /// `history --report`: the report as one self-contained HTML page, inline CSS
 /// and SVG, no script, nothing fetched, so it opens anywhere and can be mailed

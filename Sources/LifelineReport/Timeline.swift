@@ -1,5 +1,5 @@
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 
 /// What was going on during a stretch of time, as the event log tells it.
 public enum Activity: Sendable, Equatable {

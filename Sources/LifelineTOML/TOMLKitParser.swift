@@ -4,7 +4,7 @@ import LifelineCore
 import TOMLKit
 
 // TOMLKit in this process. TOMLKit brings Foundation (with its ICU data) and
-// the C++ runtime, about 12 MB of resident pages, so only short-lived programs
+// the C++ runtime, many megabytes of resident pages, so only short-lived programs
 // link this module: `lifeline-cli` (which serves as the parsing child), the
 // tests and the fuzzer. The daemon parses a config file through that child
 // (`TOMLParser.isolated`) and never maps any of it.

@@ -43,8 +43,10 @@ public final class Spawned: Sendable {
 
     /// Starts `argv`; argv[0] is looked up in PATH unless it holds a slash.
     /// `environment` nil passes the test process's own environment on.
+    /// `newProcessGroup`: the child heads a group of its own, which
+    /// `killGroup()` ends with everything in it.
     public init(_ argv: [String], environment: [String: String]? = nil, stdin: Input = .null,
-         stdout: Output = .null, stderr: Output = .null) throws {
+         stdout: Output = .null, stderr: Output = .null, newProcessGroup: Bool = false) throws {
         precondition(!argv.isEmpty, "nothing to run")
         precondition(stdout != .stdout, "stdout cannot follow itself")
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("spawned-\(UUID().uuidString.prefix(8))").path
@@ -81,7 +83,7 @@ public final class Spawned: Sendable {
         capturedErr = direct(2, stderr, "err")
         self.temporaries = temporaries
 
-        var attributes = CleanSpawn.attributes()
+        var attributes = CleanSpawn.attributes(newProcessGroup: newProcessGroup)
         defer { posix_spawnattr_destroy(&attributes) }
 
         let program = argv[0].contains("/") ? argv[0] : (Self.which(argv[0]) ?? argv[0])
@@ -158,6 +160,18 @@ public final class Spawned: Sendable {
     public func kill() -> Int32 {
         signal(SIGKILL)
         return wait()
+    }
+
+    /// SIGKILL to the child's whole process group (started with
+    /// `newProcessGroup`), then reaps the child: what it started and left
+    /// running in its group (daemons that forked away from it too) ends with it,
+    /// even when the child itself has already ended. The kernel hands out no id
+    /// a process group still uses, so the id names this group while anything
+    /// is left in it.
+    @discardableResult
+    public func killGroup() -> Int32 {
+        _ = Glibc.kill(-pid, SIGKILL)
+        return kill()
     }
 
     /// What a `.capture` stdout received so far.

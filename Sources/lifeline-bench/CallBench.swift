@@ -1,6 +1,6 @@
-import DBusSink
 import Foundation
 import LifelineDBus
+import LifelineServices
 
 /// `lifeline-bench call MEMBER [--count N]`: round trips of a no-argument method
 /// of the daemon's D-Bus interface (`GetStatus`, `Check`) on the session bus in

@@ -3,6 +3,7 @@ import LifelineConfig
 import LifelineCore
 import LifelineDaemon
 import LifelineDBus
+import LifelinePlatform
 import Logging
 
 /// `lifeline-bench dbus`: on the session bus in the environment (bench/dbus.sh

@@ -1,6 +1,7 @@
 // lifeline-bench: measurements for `make bench` (never timed unit tests).
 // Usage: lifeline-bench <benchmark> [args]; `lifeline-bench` alone lists them.
 import Glibc
+import LifelineExecutor
 
 let benchmarks: [(name: String, summary: String, run: ([String]) async throws -> Void)] = [
     ("throughput", "observations/s through decision + debounce + fan-out to 4 sinks", Throughput.run),
@@ -19,11 +20,11 @@ guard let name = args.first, let bench = benchmarks.first(where: { $0.name == na
 // (libdispatch's pool) to compare.
 let executor = getenv("LIFELINE_BENCH_EXECUTOR").map { String(cString: $0) } ?? "quiet"
 if name == "throughput", executor != "swift" {
-    guard QuietExecutor.install() != nil else {
+    guard EpollExecutor.install() != nil else {
         print("lifeline-bench: the daemon's executor could not start its threads")
         exit(1)
     }
-    print("executor: the daemon's (QuietExecutor, \(QuietExecutor.defaultThreads) threads)")
+    print("executor: the daemon's (EpollExecutor, \(EpollExecutor.defaultThreads) threads)")
 } else if name == "throughput" {
     print("executor: Swift's default (libdispatch)")
 }

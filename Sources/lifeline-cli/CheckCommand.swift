@@ -1,6 +1,6 @@
 import ArgumentParser
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 
 /// The user's command, started with `Spawn` (argv as given, looked up in
 /// PATH, no shell) on the user's own standard input, output and error, in

@@ -2,6 +2,7 @@ import ArgumentParser
 import LifelineConfig
 import LifelineCore
 import LifelineDaemon
+import LifelinePlatform
 import LifelineTOML
 
 struct ConfigCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LifelineCore
+import LifelinePlatform
 
 struct DaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,6 +17,6 @@ struct DaemonCommand: AsyncParsableCommand {
     /// to that smaller program: the daemon runs all day.
     func run() async throws {
         // `--config=FILE`, which that program always takes itself: it never hands back.
-        Companion.exec("lifeline-daemon", ["lifeline", "daemon"] + (config.map { ["--config=" + $0] } ?? []))
+        SiblingProgram.exec("lifeline-daemon", ["lifeline", "daemon"] + (config.map { ["--config=" + $0] } ?? []))
     }
 }

@@ -2,7 +2,9 @@ import ArgumentParser
 import Glibc
 import LifelineCore
 import LifelineDaemon
-import LifelineProtocol
+import LifelineFormats
+import LifelineNet
+import LifelinePlatform
 import ProbeMonitor
 
 struct DiagnoseCommand: ParsableCommand {
@@ -45,7 +47,7 @@ struct DiagnoseCommand: ParsableCommand {
             printError("--timeout: \(error)")
             throw ExitCode.validationFailure
         }
-        let report = LayerWalk.run(urls: url.map { [$0] } ?? probe.url.list, timeout: wait, probe: probe)
+        let report = LayerWalk.run(urls: url.map { [$0] } ?? probe.url.list, timeout: wait, expecting: probe.expectedReply)
         print(json ? Self.json(report) : Self.checklist(report, marks: Marks.forLocale(), .user), terminator: "")
         throw ExitCode(report.state == .online ? 0 : 1)
     }

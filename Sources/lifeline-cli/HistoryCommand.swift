@@ -2,7 +2,8 @@ import ArgumentParser
 import Glibc
 import LifelineCore
 import LifelineDaemon
-import LifelineProtocol
+import LifelineFormats
+import LifelinePlatform
 import LifelineReport
 
 struct HistoryCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 
 /// SIGINT, SIGTERM, SIGHUP and SIGCHLD turned into bytes on a pipe that a
 /// `poll` loop waits on beside the D-Bus socket (the self-pipe trick). A

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Glibc
 import LifelineCore
-import LifelineProtocol
 import LifelineDaemon
+import LifelineFormats
+import LifelinePlatform
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -27,8 +28,8 @@ struct StatusCommand: ParsableCommand {
     static func report(format: String?, json: Bool) -> Int32 {
         // The state file first: the daemon replaces it on every change with the same
         // event D-Bus carries, and reading it is a fraction of a bus connection plus
-        // a round trip to the daemon (≈ 2 ms of a 5 ms budget on a busy machine, far
-        // more when the daemon waits for a core). D-Bus covers a daemon whose runtime
+        // a round trip to the daemon, which waits for a core when the machine is busy.
+        // D-Bus covers a daemon whose runtime
         // folder this process does not see.
         let event: StateEvent
         let mutedUntil: Int64

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Glibc
 import LifelineCore
-import LifelineProtocol
 import LifelineDBus
+import LifelineFormats
+import LifelinePlatform
 
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,5 @@
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 
 /// A source of state changes for `lifeline watch`, kept apart from the rendering
 /// (`WatchFormat`) so the D-Bus signal and the state file can both drive it.

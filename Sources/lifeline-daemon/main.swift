@@ -11,18 +11,20 @@
 import Glibc
 import LifelineCore
 import LifelineDaemon
+import LifelineExecutor
+import LifelinePlatform
 import Logging
 
 let arguments = CommandLine.arguments
 guard let options = DaemonOptions(arguments) else {
-    Companion.exec("lifeline-cli", arguments)
+    SiblingProgram.exec("lifeline-cli", arguments)
 }
 // The user's language is read here, while only one thread runs: setlocale is
 // not safe once the sinks' threads exist.
 _ = Translator.user
 // Before any task exists: tasks and sleeps run on threads that wake only for
 // work, and a task waiting for a socket is woken by those same threads.
-if let executor = QuietExecutor.install() { DescriptorWaiting.install(executor) }
+if let executor = EpollExecutor.install() { DescriptorWaiting.install(executor) }
 let logger = DaemonLogging.bootstrap()
 // The daemon runs in a task, and this thread waits for good. Ending it instead,
 // as an async main does (libdispatch's dispatch_main calls pthread_exit), makes

@@ -1,6 +1,7 @@
 import Glibc
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
+import LifelinePlatform
 
 /// `watch [--format F | --format=F]` from the runtime state file. A bar runs
 /// this all day: here it costs a small static binary with no C library, no

@@ -5,12 +5,13 @@
 // runtime state file, by a binary that links no C library and no Foundation and
 // never starts the async runtime. `lifeline daemon` runs all day too: it is
 // `lifeline-daemon`, the plugins without Foundation, TOMLKit or ArgumentParser.
-// The full CLI (`lifeline-cli`: D-Bus, libcurl, libnotify, Foundation… 55
-// shared libraries, ≈ 10 ms just to load) does everything else. Either replaces
+// The full CLI (`lifeline-cli`: D-Bus, libcurl, libnotify, Foundation, dozens
+// of shared libraries to load) does everything else. Either replaces
 // this process with execv, so `lifeline daemon` keeps its pid for systemd.
 import Glibc
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
+import LifelinePlatform
 
 let arguments = CommandLine.arguments
 if arguments.count >= 2, arguments[1] == "status", let code = FastStatus.run(arguments.dropFirst(2)) {
@@ -20,9 +21,9 @@ if arguments.count >= 2, arguments[1] == "watch", let code = FastWatch.run(argum
     exit(code)
 }
 if arguments.count >= 2, arguments[1] == "daemon" {
-    Companion.exec("lifeline-daemon", arguments)
+    SiblingProgram.exec("lifeline-daemon", arguments)
 }
-Companion.exec("lifeline-cli", arguments)
+SiblingProgram.exec("lifeline-cli", arguments)
 
 /// `status [--format F | --format=F] [--json]` when the state file answers it.
 enum FastStatus {

@@ -67,7 +67,7 @@ import Testing
             """
         try f.writeConfig(good)
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
         let pid = try #require(f.process?.pid)

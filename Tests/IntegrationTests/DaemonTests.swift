@@ -28,7 +28,7 @@ import Testing
         let net = ScriptedNetwork(fixture: f)
         try f.writeConfig(config(net))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
 
         try net.say("online", interface: "eth0", reason: "probe answered", rtt: 12)
         await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
@@ -85,7 +85,7 @@ import Testing
         try net.say("offline", reason: "no route")
         try f.writeConfig(config(net, down: "1s"))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { FileManager.default.fileExists(atPath: f.stateFilePath) }
         // Before the down window has passed the state is still unknown.
         #expect(try status(f).json["state"] as? String == "unknown")
@@ -125,7 +125,7 @@ import Testing
         let net = ScriptedNetwork(fixture: f)
         try f.writeConfig(config(net))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
         let pid = try #require(f.process?.pid)
@@ -166,7 +166,7 @@ import Testing
             kind = "log"
             """)
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil(timeout: .seconds(8), "restarted twice") {
             f.daemonLog.components(separatedBy: "restarting in").count >= 3
         }
@@ -192,7 +192,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         chmod(folder, 0o777)  // as if someone else had prepared it for us
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("refusal logged") { f.daemonLog.contains("refusing to keep private files in") }
         #expect(!FileManager.default.fileExists(atPath: f.stateFilePath))
         #expect(f.process?.isRunning == true)

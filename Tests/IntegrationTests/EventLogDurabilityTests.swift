@@ -37,7 +37,7 @@ import Testing
             kind = "log"
             """)
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
 
         for n in 1...10 { try await publish(net, f, n) }
@@ -100,7 +100,7 @@ import Testing
             keep = 2
             """)
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
         for n in 1...12 { try await publish(net, f, n) }
         await Harness.waitUntil("rotated") { FileManager.default.fileExists(atPath: f.eventLogPath + ".1") }

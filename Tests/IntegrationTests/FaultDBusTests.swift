@@ -78,7 +78,7 @@ import Testing
         let net = ScriptedNetwork(fixture: f)
         try f.writeConfig(net.config(debounceMs: 0, sinks: "[[sink]]\nkind = \"dbus\"\n[[sink]]\nkind = \"log\""))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("serving") { f.daemonLog.contains("serving \(Self.name)") }
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }

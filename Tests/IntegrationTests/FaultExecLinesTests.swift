@@ -34,7 +34,7 @@ import Testing
         let net = ScriptedNetwork(fixture: f)
         try f.writeConfig(net.config(debounceMs: 0, sinks: "[[sink]]\nkind = \"log\""))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { FileManager.default.fileExists(atPath: f.stateFilePath) }
 
         // Ten valid observations, each after a hundred malformed lines, all in one go.

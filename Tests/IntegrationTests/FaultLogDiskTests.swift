@@ -29,7 +29,7 @@ import Testing
         await Desktop.waitUntilMonitoring(signals)
         defer { signals.stop() }
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("serving") { f.daemonLog.contains("serving \(Self.name)") }
         var published = 0
         func step() async throws {

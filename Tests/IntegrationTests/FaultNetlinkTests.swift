@@ -26,10 +26,11 @@ import Testing
     @Test(.requires(.rootAnd(["ip"]))) func repeatedOverflowsDuringChurnEachEndInTheRightVerdict() async throws {
         let net = try NetnsPair()
         // A second way out: w0 (10.78.0.2) to the upstream's w1 (10.78.0.1).
-        try net.client("link add w0 type veth peer name w1 netns \(net.upstream)", "addr add 10.78.0.2/24 dev w0", "link set w0 up")
+        try net.lab.addVeth(inside: "w0", outside: "w1")
+        try net.client("addr add 10.78.0.2/24 dev w0", "link set w0 up")
         try net.upstream("addr add 10.78.0.1/24 dev w1", "link set w1 up")
         let d = try net.daemon(monitorKeys: "receive_buffer = 4096")
-        defer { Task { await d.stop() } }
+        defer { d.stopNow() }
         await d.expectEvents([online])
         let pid = try #require(d.process?.pid)
         let viaW0 = LoggedEvent(state: "online", interface: "w0", reason: "default route via w0")

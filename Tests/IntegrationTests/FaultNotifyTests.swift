@@ -68,7 +68,7 @@ import Testing
 
     @Test func aCrashedServerComesBackShowingTheCurrentStateOnce() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try await lab.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.notifies.count == 1 && lab.desktop.displayedCount() == 1 }
 
@@ -93,7 +93,7 @@ import Testing
 
     @Test func aServerHungAndKilledMidOutageComesBackOnceAndTheServiceKeepsAnswering() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try await lab.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.notifies.count == 1 && lab.desktop.displayedCount() == 1 }
 
@@ -127,7 +127,7 @@ import Testing
 
     @Test func recoveryWhileTheServerHangsLeavesNoOutageToastWhenItWakes() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try await lab.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.notifies.count == 1 && lab.desktop.displayedCount() == 1 }
         lab.desktop.pauseNotificationServer()

@@ -36,7 +36,7 @@ import Testing
         let storm = ScriptedNetwork(fixture: f, name: "storm.jsonl")
         try f.writeConfig(config(storm))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
 
         // 1000 alternating observations in one write: the monitor reads them as fast as it can.
@@ -86,7 +86,7 @@ import Testing
         let storm = ScriptedNetwork(fixture: f, name: "storm.jsonl")
         try f.writeConfig(config(storm))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { stateFileSequence(f) != nil }
         var lines: [UInt8] = []
         for n in 1...1000 {

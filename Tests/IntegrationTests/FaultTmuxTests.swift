@@ -77,7 +77,7 @@ import Testing
     @Test func serversKilledAndStartedWhileTheDaemonRunsGetTheCurrentStateQuietly() async throws {
         let lab = try await lab()
         defer { lab.tmux.killAll() }
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.tmux.startServer("a")
         try lab.tmux.startServer("b")
         try lab.fixture.start()
@@ -112,7 +112,7 @@ import Testing
     @Test func aStoppedServerHoldsUpNeitherTheOthersNorItsChild() async throws {
         let lab = try await lab()
         defer { lab.tmux.killAll() }
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.tmux.startServer("hung")
         try lab.tmux.startServer("fine")
         try lab.fixture.start()

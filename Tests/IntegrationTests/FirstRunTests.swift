@@ -31,7 +31,7 @@ import Testing
             kind = "dbus"
             """))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
 
         for (i, state) in ["online", "offline", "online", "offline", "online"].enumerated() {
             try net.say(state, interface: state == "online" ? "eth0" : "")

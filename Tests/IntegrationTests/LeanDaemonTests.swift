@@ -32,7 +32,7 @@ import Testing
             kind = "log"
             """.write(toFile: config, atomically: true, encoding: .utf8)
         try f.start(arguments: ["daemon", "--config", config])
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
 
         try net.say("online", interface: "eth0", reason: "probe answered")
         await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }

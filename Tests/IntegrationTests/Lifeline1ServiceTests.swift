@@ -1,8 +1,8 @@
-import DBusSink
 import Foundation
 import LifelineCore
 import LifelineDBus
 import LifelineGLib
+import LifelineServices
 import Logging
 import Testing
 

@@ -1,6 +1,8 @@
 import CNetlink
 import Foundation
 import LifelineCore
+import LifelineNet
+import LifelinePlatform
 import Logging
 import Synchronization
 import Testing

@@ -6,31 +6,19 @@ import Testing
 /// runs, and the upstream (`v1`, 10.77.0.1, fd77::1). Only these namespaces are
 /// ever touched; both are deleted when the value goes away.
 final class NetnsPair {
-    let client: String
-    let upstream: String
+    let lab: NetnsLab
+    var client: String { lab.namespace }
+    var upstream: String { lab.upstream! }
 
     init() throws {
-        let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        client = "llc-\(tag)"
-        upstream = "llu-\(tag)"
-        try Self.ip(["netns", "add", client])
-        try Self.ip(["netns", "add", upstream])
-        try client(
-            "link add v0 type veth peer name v1 netns \(upstream)",
-            "addr add 10.77.0.2/24 dev v0",
-            "addr add fd77::2/64 dev v0 nodad",
-            "link set lo up",
-            "link set v0 up")
-        try upstream(
-            "addr add 10.77.0.1/24 dev v1",
-            "addr add fd77::1/64 dev v1 nodad",
-            "link set v1 up")
-        try client("route add default via 10.77.0.1")
-    }
-
-    deinit {
-        _ = try? Harness.run(["ip", "netns", "del", client])
-        _ = try? Harness.run(["ip", "netns", "del", upstream])
+        lab = try NetnsLab(prefix: "llc", upstreamPrefix: "llu", interfaces: (inside: "v0", outside: "v1"))
+        try lab.address(.inside, "10.77.0.2/24")
+        try lab.address(.inside, "fd77::2/64")
+        try lab.link(.inside, up: true)
+        try lab.address(.outside, "10.77.0.1/24")
+        try lab.address(.outside, "fd77::1/64")
+        try lab.link(.outside, up: true)
+        try lab.defaultRoute(via: "10.77.0.1")
     }
 
     static func ip(_ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -50,15 +38,7 @@ final class NetnsPair {
     }
 
     /// Creates `count` veth pairs in the client namespace, brings them up and deletes them again.
-    func churn(pairs count: Int) throws {
-        var up: [String] = []
-        var down: [String] = []
-        for i in 0..<count {
-            up += ["link add veth\(i)a type veth peer name veth\(i)b", "link set veth\(i)a up", "link set veth\(i)b up"]
-            down.append("link del veth\(i)a")
-        }
-        try Self.ip(["-n", client, "-batch", "-"], stdin: (up + down).joined(separator: "\n") + "\n")
-    }
+    func churn(pairs count: Int) throws { try lab.churn(pairs: count) }
 
     /// A daemon inside the client namespace with the netlink monitor, short
     /// debounce windows and the log sink.
@@ -170,7 +150,8 @@ func offline(_ reason: String) -> LoggedEvent { LoggedEvent(state: "offline", in
         let net = try NetnsPair()
         // w0 is down when the daemon starts; it comes up while the daemon only
         // watches v0, so the monitor must re-read it when the route moves there.
-        try net.client("link add w0 type veth peer name w1 netns \(net.upstream)", "addr add 10.78.0.2/24 dev w0")
+        try net.lab.addVeth(inside: "w0", outside: "w1")
+        try net.client("addr add 10.78.0.2/24 dev w0")
         try net.upstream("addr add 10.78.0.1/24 dev w1", "link set w1 up")
         let d = try net.daemon()
         await d.expectEvents([online])

@@ -21,7 +21,7 @@ import Testing
 
     @Test(.requires(.tools(Desktop.tools + ["tail"]))) func aHungNotificationServerDelaysNeitherSignalsNorCalls() async throws {
         let (desktop, fixture, net) = try await lab(sinks: ["dbus", "libnotify", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let signals = try BackgroundProcess(
             ["dbus-monitor", "--session", "type='signal',interface='\(Self.name)',member='StateChanged'"],
             environment: desktop.environment, output: URL(fileURLWithPath: fixture.path("signals.log")))
@@ -80,7 +80,7 @@ import Testing
 
     @Test(.requires(.tools(Desktop.tools + ["tail"]))) func aHungNotificationServerDoesNotHoldTheDaemonsExit() async throws {
         let (desktop, fixture, net) = try await lab(sinks: ["libnotify", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         try fixture.start()
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }

@@ -67,7 +67,7 @@ import Testing
 
     @Test func oneToastPerOutageUpdatedInPlaceAndTurnedIntoBackOnline() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "wlan0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         #expect(lab.calls.notifies.isEmpty, "no toast because the daemon started")
@@ -109,7 +109,7 @@ import Testing
 
     @Test func fiftyFlapsInTenSecondsMakeOneToast() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         // A loose cable: down 150 ms, up 50 ms, fifty times; recovery never holds 200 ms.
@@ -128,7 +128,7 @@ import Testing
 
     @Test func checkNowOnTheToastRunsACheck() async throws {
         let lab = try await lab(checkAnswer: #"{"state":"online","interface":"eth0","reason":"checked"}"#)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         try lab.net.say("offline", reason: "cable pulled")
@@ -149,7 +149,7 @@ import Testing
 
     @Test func checkNowThatFindsTheNetworkStillDownSaysSo() async throws {
         let lab = try await lab(checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         try lab.net.say("offline", reason: "cable pulled")
@@ -173,7 +173,7 @@ import Testing
     @Test(.requires(NotificationServer.xfce4Notifyd.requirement, .tools(["xdotool"])))
     func checkNowOnAServerThatClosesTheToastBringsTheAnswerBack() async throws {
         let lab = try await lab(server: .xfce4Notifyd, checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         try lab.net.say("offline", reason: "cable pulled")
@@ -188,7 +188,7 @@ import Testing
 
     @Test func aDismissedToastStaysAwayUntilTheStateChanges() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         try lab.net.say("offline", reason: "cable pulled")
@@ -212,7 +212,7 @@ import Testing
     func recoveryLeavesOnlyBackOnlineOnScreen(_ server: NotificationServer) async throws {
         try Harness.require(server.requirement)
         let lab = try await lab(server: server)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         try lab.net.say("offline", reason: "cable pulled")
@@ -237,7 +237,7 @@ import Testing
 
     @Test func aMuteThatRunsOutDuringAnOutageShowsItsToast() async throws {
         let lab = try await lab(dbus: true)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -253,7 +253,7 @@ import Testing
 
     @Test func noBackOnlineForAnOutageNobodySaw() async throws {
         let lab = try await lab(dbus: true)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
@@ -271,7 +271,7 @@ import Testing
 
     @Test func theToastGoesWhenTheDaemonStops() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         try lab.net.say("offline", reason: "cable pulled")
@@ -286,7 +286,7 @@ import Testing
     /// what dunst (which reads body markup) receives is text, never markup.
     @Test func hostileReasonsReachTheServerAsText() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
         func say(reason: String) throws {
@@ -327,7 +327,7 @@ import Testing
 
     @Test func aRestartedNotificationServerShowsTheOngoingOutageOnce() async throws {
         let lab = try await lab()
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.outageToasts.count == 1 }
@@ -346,7 +346,7 @@ import Testing
 
     @Test func withoutAnyNotificationServerTheDaemonRunsAndLogsTheFallback() async throws {
         let lab = try await lab(server: nil)
-        defer { Task { await lab.fixture.stop() } }
+        defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("offline logged") { lab.fixture.loggedStates() == ["online", "offline"] }

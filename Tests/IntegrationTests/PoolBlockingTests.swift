@@ -1,9 +1,9 @@
 import Glibc
-@testable import lifeline_daemon
-@testable import LifelineDaemon
 import LifelineConfig
 import LifelineCore
 import Testing
+@testable import LifelineDaemon
+@testable import LifelineExecutor
 
 /// The daemon's pool has two threads on a two-core machine; work that blocks
 /// (a config child and its reaping) must hold neither, or the debounce timer,
@@ -12,7 +12,7 @@ import Testing
     /// Two reloads whose parser hangs in a child, on a pool of two threads: a
     /// deadline due meanwhile (as the debounce timer's) still fires on time.
     @Test func twoReloadsBlockedInChildrenDelayNoDeadline() async throws {
-        let executor = try QuietExecutor(threads: 2, name: "qe-reload-\(getpid())")
+        let executor = try EpollExecutor(threads: 2, name: "qe-reload-\(getpid())")
         defer { executor.stop() }
         // A parser that takes 3 s and answers nothing.
         let parser = TOMLParser.isolated(executable: "/bin/sh", arguments: ["-c", "sleep 3"])

@@ -317,86 +317,66 @@ extension DaemonFixture {
     }
 }
 
-/// A network namespace behind a veth pair, with check servers on the root side.
+/// A network namespace behind a veth pair, with check servers on the root side
+/// (the host end, `hostAddress`), where the namespace's default route and
+/// resolver lead.
 final class ProbeLab: @unchecked Sendable {
     enum Mode: String { case ok, redirect, wrongbody, slow, huge, proxy, late, unavailable }
 
-    let namespace: String
-    let hostInterface: String
-    let namespaceInterface: String
+    let net: NetnsLab
     let hostAddress: String
     let namespaceAddress: String
+    /// The nftables table the faults use, on the host end.
     let table: String
-    let workDir: URL
     private var servers: [Spawned] = []
     private var traffic: Spawned?
 
-    static var script: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/probe_server.py").path
-    }
+    var namespace: String { net.namespace }
+    var hostInterface: String { net.upstreamInterface }
+    var namespaceInterface: String { net.interface }
+    var workDir: URL { net.workDir }
+
+    static var script: String { NetnsLab.probeServer }
 
     var checkURL: String { "http://\(hostAddress):8080/check_network_status.txt" }
 
     init() throws {
-        let tag = String(UInt32.random(in: 0..<0xFFFFF), radix: 16)
-        let subnet = Int.random(in: 1...250)
-        namespace = "llprobe-\(tag)"
-        hostInterface = "lpa\(tag)"
-        namespaceInterface = "lpb\(tag)"
+        let tag = NetnsLab.uniqueTag()
+        net = try NetnsLab(prefix: "llprobe", interfaces: (inside: "lpb\(tag)", outside: "lpa\(tag)"), tag: tag)
+        let subnet = Self.freeSubnet()
         hostAddress = "10.214.\(subnet).1"
         namespaceAddress = "10.214.\(subnet).2"
         table = "llprobe_\(tag)"
-        workDir = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-probe-\(tag)")
-        try FileManager.default.createDirectory(at: workDir, withIntermediateDirectories: true)
-        try Self.sh(["ip", "netns", "add", namespace])
-        // `ip netns exec` mounts this over /etc/resolv.conf: name lookups in the
-        // namespace go to the lab's host end (nothing listens: a quick failure),
-        // never to a resolver outside.
-        try FileManager.default.createDirectory(atPath: "/etc/netns/\(namespace)", withIntermediateDirectories: true)
-        try "nameserver \(hostAddress)\n".write(toFile: "/etc/netns/\(namespace)/resolv.conf", atomically: true, encoding: .utf8)
-        try Self.sh(["ip", "link", "add", hostInterface, "type", "veth", "peer", "name", namespaceInterface, "netns", namespace])
-        try Self.sh(["ip", "addr", "add", "\(hostAddress)/24", "dev", hostInterface])
-        try Self.sh(["ip", "link", "set", hostInterface, "up"])
-        try Self.sh(["ip", "-n", namespace, "link", "set", "lo", "up"])
-        try Self.sh(["ip", "-n", namespace, "addr", "add", "\(namespaceAddress)/24", "dev", namespaceInterface])
-        try Self.sh(["ip", "-n", namespace, "link", "set", namespaceInterface, "up"])
-        try Self.sh(["ip", "-n", namespace, "route", "add", "default", "via", hostAddress])
+        // Name lookups in the namespace go to the lab's host end (nothing
+        // listens: a quick failure), never to a resolver outside.
+        try net.resolver(hostAddress)
+        try net.connect(inside: "\(namespaceAddress)/24", outside: "\(hostAddress)/24")
+    }
+
+    /// A 10.214.N.0/24 no interface of this machine has yet: the host ends of
+    /// labs running at the same time must not share a subnet.
+    static func freeSubnet() -> Int {
+        let used = (try? Harness.run(["ip", "-4", "-o", "addr", "show"]).stdout) ?? ""
+        let free = (1...250).filter { !used.contains(" 10.214.\($0).") }
+        return free.randomElement() ?? Int.random(in: 1...250)
     }
 
     deinit {
         stopServers()
         traffic?.stop()
-        _ = try? Harness.run(["nft", "delete", "table", "inet", table])
-        _ = try? Harness.run(["ip", "netns", "del", namespace])
-        try? FileManager.default.removeItem(atPath: "/etc/netns/\(namespace)")
-        try? FileManager.default.removeItem(at: workDir)
     }
 
     @discardableResult
-    static func sh(_ argv: [String]) throws -> String {
-        let r = try Harness.run(argv)
-        guard r.status == 0 else {
-            throw LabError(description: "\(argv.joined(separator: " ")) failed (\(r.status)): \(r.stderr)")
-        }
-        return r.stdout
-    }
+    static func sh(_ argv: [String]) throws -> String { try NetnsLab.sh(argv) }
 
-    struct LabError: Error, CustomStringConvertible { var description: String }
+    typealias LabError = NetnsLab.Failure
 
     func logPath(_ mode: Mode) -> String { workDir.appendingPathComponent("\(mode.rawValue).log").path }
 
     /// Starts a check server on the root side and waits until it listens.
     func startServer(_ mode: Mode, port: Int = 8080) throws {
-        let ready = workDir.appendingPathComponent("\(mode.rawValue)-\(servers.count).ready")
-        let p = try Spawned(["python3", Self.script, mode.rawValue, hostAddress, "\(port)", logPath(mode)], stdout: .file(ready.path))
-        servers.append(p)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if let text = try? String(contentsOf: ready, encoding: .utf8), text.contains("ready") { return }
-            guard p.isRunning else { break }
-            usleep(10_000)
-        }
-        throw LabError(description: "check server \(mode) did not start")
+        servers.append(try net.startServer(.outside, arguments: [mode.rawValue, hostAddress, "\(port)", logPath(mode)],
+                                           name: "\(mode.rawValue)-\(servers.count)"))
     }
 
     func stopServers() {
@@ -406,22 +386,18 @@ final class ProbeLab: @unchecked Sendable {
 
     /// The upstream stops answering; the link and routes stay as they are.
     func blackhole() throws {
-        try Self.sh(["nft", "add", "table", "inet", table])
-        try Self.sh(["nft", "add", "chain", "inet", table, "in", "{ type filter hook input priority 0; policy accept; }"])
-        try Self.sh(["nft", "add", "rule", "inet", table, "in", "iifname", hostInterface, "drop"])
+        try net.filter(.outside, name: table, rule: ["iifname", hostInterface, "drop"])
     }
 
     func heal() throws {
-        try Self.sh(["nft", "delete", "table", "inet", table])
+        try net.deleteTable(.outside, table)
     }
 
     /// A lossy but working upstream: `percent` of the packets from the
     /// namespace are dropped at random, counted.
     func lossy(percent: Int) throws {
-        try Self.sh(["nft", "add", "table", "inet", table])
-        try Self.sh(["nft", "add", "chain", "inet", table, "in", "{ type filter hook input priority 0; policy accept; }"])
-        try Self.sh(["nft", "add", "rule", "inet", table, "in", "iifname", hostInterface,
-                     "numgen", "random", "mod", "100", "<", "\(percent)", "counter", "drop"])
+        try net.filter(.outside, name: table, rule: ["iifname", hostInterface,
+                                                     "numgen", "random", "mod", "100", "<", "\(percent)", "counter", "drop"])
     }
 
     /// Packets the lossy rule dropped so far.
@@ -436,7 +412,7 @@ final class ProbeLab: @unchecked Sendable {
     /// while the upstream works, unanswered once it is blackholed.
     func startTraffic() throws {
         let python = Harness.which("python3") ?? "/usr/bin/python3"
-        let echo = try Spawned([python, "-c", """
+        let echo = try net.spawn(.outside, [python, "-c", """
             import socket
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.bind(("\(hostAddress)", 7))
@@ -445,7 +421,7 @@ final class ProbeLab: @unchecked Sendable {
                 s.sendto(data, peer)
             """])
         servers.append(echo)
-        traffic = try Spawned(["ip", "netns", "exec", namespace, python, "-c", """
+        traffic = try net.spawn(.inside, [python, "-c", """
             import socket, time
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             while True:

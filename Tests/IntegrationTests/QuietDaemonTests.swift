@@ -24,7 +24,7 @@ import Testing
             """)
         f.commandPrefix = ["ip", "netns", "exec", net.client]
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
         let pid = try #require(f.process?.pid)
 
@@ -63,7 +63,7 @@ import Testing
             """)
         f.commandPrefix = ["ip", "netns", "exec", net.client]
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("both monitors to find no system bus") {
             f.logLines(containing: "no system bus").count == 2 && f.loggedStates() == ["online"]
         }

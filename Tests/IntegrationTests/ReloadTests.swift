@@ -24,7 +24,7 @@ import Testing
         let monitor = try countingMonitor(f)
         try f.writeConfig(monitor.toml + "\n[[sink]]\nkind = \"log\"\n")
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         try monitor.net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
         #expect(startCount(monitor.starts) == 1)
@@ -77,7 +77,7 @@ import Testing
         }
         try f.writeConfig(config(keep: 5))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         let pid = try #require(f.process?.pid)
         await Harness.waitUntil("the storm started") { !f.loggedStates().isEmpty }
         // Ten reloads during the storm, each replacing the log sink (its settings change).

@@ -33,7 +33,7 @@ import Testing
         let f = try DaemonFixture()
         f.commandPrefix = ["env", "-u", "XDG_RUNTIME_DIR"]
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("refusal logged") {
             f.daemonLog.contains("refusing to keep private files in \(folder): it belongs to uid")
         }
@@ -54,7 +54,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         #expect(mkfifo(f.stateFilePath, 0o600) == 0)
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("refusal logged") {
             f.daemonLog.contains("refusing to replace \(f.stateFilePath): it is a FIFO")
         }

@@ -37,7 +37,7 @@ import Testing
         let second = ScriptedNetwork(fixture: f, name: "second.jsonl")
         try f.writeConfig(config(second))
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         await Harness.waitUntil("state file") { FileManager.default.fileExists(atPath: f.stateFilePath) }
         // Before anything is published the daemon already carries the last number on.
         #expect(try statusJSON(f)["sequence"] as? Int == 2)
@@ -58,7 +58,7 @@ import Testing
         try #"{"state":"online","previous":"unknown","since":1,"interface":"","kind":"unknown","reason":"","rtt_ms":-1,"metered":false,"sequence":18446744073709551615}"#
             .appending("\n").write(toFile: f.eventLogPath, atomically: true, encoding: .utf8)
         try f.start()
-        defer { Task { await f.stop() } }
+        defer { f.stopNow() }
         try net.say("offline", reason: "no route")
         await Harness.waitUntil("offline logged") { f.loggedStates() == ["online", "offline"] }
         #expect(f.loggedEvents().last?["sequence"] as? Int == 1)

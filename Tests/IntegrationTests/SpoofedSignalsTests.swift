@@ -33,7 +33,7 @@ import Testing
             kind = "log"
             """)
         try fixture.start()
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         #expect(await fixture.waitForState("online", timeout: .seconds(15)), "\(fixture.daemonLog)")
         #expect(await Harness.waitUntil(timeout: .seconds(15), "logind followed, with its inhibitor lock") {
             (try? logind.inhibitorCount()) == 1
@@ -75,7 +75,7 @@ import Testing
         let network = ScriptedNetwork(fixture: fixture)
         try fixture.writeConfig(network.config(debounceMs: 0, sinks: "[[sink]]\nkind = \"dbus\""))
         try fixture.start()
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         try network.say("offline", reason: "cable pulled")
         #expect(await fixture.waitForState("offline", timeout: .seconds(10)), "\(fixture.daemonLog)")
 

@@ -25,7 +25,7 @@ import Testing
         let monitors = String(repeating: "[[monitor]]\nkind = \"networkmanager\"\n\n", count: threads)
         try fixture.writeConfig(net.config(debounceMs: 300, sinks: "[[sink]]\nkind = \"log\"\n\n" + monitors))
         try fixture.start()
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         #expect(await Harness.waitUntil(timeout: .seconds(10), "every monitor waiting for its AddMatch") {
             ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").components(separatedBy: "AddMatch").count - 1 >= threads
         })

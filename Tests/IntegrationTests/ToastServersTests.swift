@@ -61,7 +61,7 @@ import Testing
     @Test(arguments: Server.allCases) func oneOutageScriptOnEachServer(_ server: Server) async throws {
         let screen = try await screen(server)
         let fixture = try DaemonFixture(extraEnvironment: screen.environment)
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let net = ScriptedNetwork(fixture: fixture)
         let mark = fixture.path("checked")
         let portal = #"{"state":"portal","interface":"wlan0","reason":"redirected to http://login.hotel.test/"}"#
@@ -130,7 +130,7 @@ import Testing
         await wait("portal, in place") { calls.last?.summary == "Sign in to the network" && shownOnce("Sign in to the network") }
         pictures.append(try await screen.screenshot(named: "toast-\(server)-portal.png", showing: "Sign in to the network"))
 
-        if try screen.pick("Check now") {
+        if try await screen.pick("Check now") {
             await wait("the monitor was asked to check") { FileManager.default.fileExists(atPath: mark) }
             await wait("the answer on screen") {
                 calls.last?.body.hasPrefix("Checked just now: still waiting for you to sign in.") == true
@@ -152,7 +152,7 @@ import Testing
         try net.say("offline", reason: "cable pulled again")
         // Where the toast to click is found as a window, "Back online" must have gone first.
         await wait("second outage") { calls.last?.body == "Cable pulled again." && (server.reportsText || shownOnce("Offline")) }
-        if try screen.pick("Mute for 1 hour") {
+        if try await screen.pick("Mute for 1 hour") {
             await wait("muted") { fixture.daemonLog.contains("toast: muted for 1 hour") }
             await wait("the toast went") {
                 server.reportsText ? screen.shown().allSatisfy { $0.summary != "Offline" } : screen.shown().isEmpty

@@ -41,7 +41,7 @@ import Testing
         defer { _ = dunst.stop() }
         let catalogs = try Catalogs(in: box.path("catalogs"))
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment.merging(catalogs.environment(expected.language)) { $1 })
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let net = ScriptedNetwork(fixture: fixture)
         try fixture.writeConfig(net.config(debounceMs: 200, sinks: "[[sink]]\nkind = \"libnotify\"\n[[sink]]\nkind = \"log\""))
         let monitor = try NotificationCalls.watch(desktop, output: URL(fileURLWithPath: fixture.path("notify.log")))

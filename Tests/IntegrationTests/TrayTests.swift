@@ -28,7 +28,7 @@ import Testing
     @Test(.requires(TrayWatcher.requirement)) func aWatcherSeesTheIconChangeAndUsesItsMenu() async throws {
         let bus = try PrivateBus()
         let (fixture, net, checks) = try daemon(on: bus.environment, sinks: ["tray", "log", "dbus"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
         try await watcher.start()
         defer { watcher.stop() }
@@ -109,7 +109,7 @@ import Testing
     @Test(.requires(TrayWatcher.requirement)) func theTooltipIsEscapedAndTheIconComesBackWithTheSessionBus() async throws {
         let bus = try PrivateBus()
         let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
         try await watcher.start()
         defer { watcher.stop() }
@@ -145,7 +145,7 @@ import Testing
     @Test(.requires(TrayWatcher.requirement)) func recentOutagesAreTheLastFiveNewestFirst() async throws {
         let bus = try PrivateBus()
         let (fixture, _, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         // Seven outages on seven days, the i-th lasting i + 1 minutes.
         let day: Int64 = 86_400_000_000, minute: Int64 = 60_000_000
         let start = Int64(Date().timeIntervalSince1970 * 1_000_000) - 8 * day
@@ -204,7 +204,7 @@ import Testing
         let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let (daemonFixture, net, checks) = try daemon(on: bus.environment.merging(["PATH": path]) { $1 }, sinks: [])
         let log = daemonFixture.path("it's a $(touch pwned) log.jsonl")
-        defer { Task { await daemonFixture.stop() } }
+        defer { daemonFixture.stopNow() }
         try String(contentsOfFile: daemonFixture.configPath, encoding: .utf8).appending("""
 
             [[sink]]
@@ -249,7 +249,7 @@ import Testing
         chmod(viewer, 0o755)
         let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         let (fixture, net, _) = try daemon(on: bus.environment.merging(["PATH": path]) { $1 }, sinks: ["tray", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
         try await watcher.start()
         defer { watcher.stop() }
@@ -291,7 +291,7 @@ import Testing
     @Test(.requires(TrayWatcher.requirement)) func aWatcherThatComesLaterGetsTheIconAndNoOneIsToldBefore() async throws {
         let bus = try PrivateBus()
         let (fixture, net, _) = try daemon(on: bus.environment, sinks: ["tray", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         try fixture.start()
         // A reason is another program's text: a right-to-left override and a terminal escape in it.
         try net.say("offline", reason: "cable\\u202e pulled\\u001b[31m")
@@ -320,7 +320,7 @@ import Testing
         try await tray.start()
         let empty = try tray.trayCorner(named: "tray-empty.png")
         let (fixture, net, _) = try daemon(on: tray.environment, sinks: ["tray", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         try fixture.start()
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
@@ -345,7 +345,7 @@ import Testing
         try await plasma.start()
         try await plasma.startTray()
         let (fixture, net, _) = try daemon(on: plasma.environment, sinks: ["tray", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         try fixture.start()
         try net.say("online", interface: "eth0")
         await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
@@ -396,7 +396,7 @@ import Testing
         let desktop = try Desktop()
         try await desktop.startNotificationServer()
         let (fixture, net, _) = try daemon(on: desktop.environment, sinks: ["tray", "dbus", "libnotify", "log"])
-        defer { Task { await fixture.stop() } }
+        defer { fixture.stopNow() }
         let watcher = TrayWatcher(bus: desktop.bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
         try await watcher.start(hang: true)
         defer { watcher.stop() }

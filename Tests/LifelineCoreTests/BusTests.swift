@@ -1,5 +1,6 @@
 import Clocks
 import LifelineCore
+import LifelinePlatform
 import LifelineTestKit
 import Synchronization
 import Testing

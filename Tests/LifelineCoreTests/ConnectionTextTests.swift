@@ -1,5 +1,5 @@
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 import Testing
 
 /// `lifeline status` names the connection: "online via Home Wi-Fi (wifi, metered)".

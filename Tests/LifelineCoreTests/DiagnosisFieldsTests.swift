@@ -1,6 +1,6 @@
 import Foundation
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 import Testing
 
 /// The failed layer and the per-family states travel with every event: into the

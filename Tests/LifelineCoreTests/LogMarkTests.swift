@@ -1,6 +1,7 @@
 import Glibc
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
+import LifelinePlatform
 import LifelineReport
 import Testing
 

@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelinePlatform
 import Testing
 
 /// Waiting for the first of several racers: the first value is the answer,

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 import LifelineTestKit
 import Synchronization
 import Testing

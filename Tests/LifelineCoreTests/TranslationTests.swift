@@ -1,5 +1,6 @@
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
+import LifelinePlatform
 import Testing
 
 /// The catalogs under po/ and the sentences made with them.

@@ -1,6 +1,6 @@
 import Foundation
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 import Testing
 
 struct WatchFormatTests {

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// How long a probe waits for its connection once the check server's usual
@@ -95,13 +96,13 @@ import Testing
 @Suite struct BoundedConnectProbeTests {
     final class Script: Sendable {
         let requests = Mutex<[HTTPRequest]>([])
-        let replies: Mutex<[Result<HTTPReply, CurlError>]>
-        init(_ replies: [Result<HTTPReply, CurlError>]) { self.replies = Mutex(replies) }
+        let replies: Mutex<[Result<HTTPReply, HTTPFailure>]>
+        init(_ replies: [Result<HTTPReply, HTTPFailure>]) { self.replies = Mutex(replies) }
     }
 
     static let answer = HTTPReply(status: 200, headers: [], body: Array("NetworkManager is online\n".utf8), truncated: false,
                                   redirect: nil, rttMs: 1.2, connectMs: 0.4)
-    static let lost = CurlError(url: "http://10.0.0.1/check", code: 28, kind: .timeout,
+    static let lost = HTTPFailure(url: "http://10.0.0.1/check", code: 28, kind: .timeout,
                                 message: "Connection timed out after 1250 milliseconds", stage: .connecting)
 
     func monitor(_ script: Script) -> ProbeMonitor {

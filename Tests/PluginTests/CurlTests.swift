@@ -2,6 +2,7 @@ import Glibc
 import LifelineCore
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// libcurl as the probe drives it, against a local server that accepts

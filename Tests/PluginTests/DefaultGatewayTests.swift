@@ -1,5 +1,6 @@
 import CNetlink
 import Testing
+@testable import LifelineNet
 @testable import NetlinkMonitor
 
 extension Wire {

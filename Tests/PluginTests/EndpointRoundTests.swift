@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// The round rule over several check endpoints, with the HTTP exchange
@@ -29,11 +30,11 @@ import Testing
         }
     }
 
-    static func reply(_ request: HTTPRequest, _ answer: Answer) -> Result<HTTPReply, CurlError> {
-        func fail(_ kind: CurlError.Kind, _ stage: CurlError.Stage, _ message: String) -> Result<HTTPReply, CurlError> {
-            .failure(CurlError(url: request.url, code: 7, kind: kind, message: message, stage: stage))
+    static func reply(_ request: HTTPRequest, _ answer: Answer) -> Result<HTTPReply, HTTPFailure> {
+        func fail(_ kind: HTTPFailure.Kind, _ stage: HTTPFailure.Stage, _ message: String) -> Result<HTTPReply, HTTPFailure> {
+            .failure(HTTPFailure(url: request.url, code: 7, kind: kind, message: message, stage: stage))
         }
-        func page(_ status: Int, _ body: String, redirect: String? = nil) -> Result<HTTPReply, CurlError> {
+        func page(_ status: Int, _ body: String, redirect: String? = nil) -> Result<HTTPReply, HTTPFailure> {
             .success(HTTPReply(status: status, headers: [], body: Array(body.utf8), truncated: false, redirect: redirect,
                                rttMs: 4, connectMs: 1))
         }
@@ -180,8 +181,8 @@ import Testing
 }
 
 @Suite struct NamedCulpritTests {
-    func explain(_ kind: CurlError.Kind, _ stage: CurlError.Stage, message: String = "", facts: PathFacts) -> (Diagnosis, String) {
-        let error = CurlError(url: "http://nmcheck.gnome.org/check_network_status.txt", code: 7, kind: kind, message: message, stage: stage)
+    func explain(_ kind: HTTPFailure.Kind, _ stage: HTTPFailure.Stage, message: String = "", facts: PathFacts) -> (Diagnosis, String) {
+        let error = HTTPFailure(url: "http://nmcheck.gnome.org/check_network_status.txt", code: 7, kind: kind, message: message, stage: stage)
         let r = FailedLayer.explain(error, timeout: .seconds(5), facts: facts)
         return (r.layer, r.sentence)
     }

@@ -1,10 +1,11 @@
 import Foundation
-@testable import ExecMonitor
 import LifelineCore
+import LifelinePlatform
 import LifelineTestKit
 import Logging
 import Synchronization
 import Testing
+@testable import ExecMonitor
 
 @Suite struct ExecLineTests {
     @Test func parsesEveryField() throws {

@@ -1,10 +1,11 @@
 import Foundation
 import InMemoryLogging
 import LifelineCore
+import LifelinePlatform
 import LifelineTestKit
 import Logging
-@testable import ExecSink
 import Testing
+@testable import ExecSink
 
 /// The exec sink with real hook scripts in a temporary folder: what each hook
 /// received is read back from the files it writes.

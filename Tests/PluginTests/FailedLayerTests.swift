@@ -1,23 +1,24 @@
 import LifelineCore
-import Testing
 import NetlinkMonitor
+import Testing
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// Which layer a failed probe blames, and the sentence the user reads.
 struct FailedLayerTests {
     let url = "http://check.example:8080/check_network_status.txt"
 
-    func explain(_ kind: CurlError.Kind, _ stage: CurlError.Stage, url: String? = nil, message: String = "curl says no",
+    func explain(_ kind: HTTPFailure.Kind, _ stage: HTTPFailure.Stage, url: String? = nil, message: String = "curl says no",
                  facts: PathFacts = PathFacts(interface: "wlan0", resolver: "192.168.1.1", gateway: "192.168.1.1", gatewayAnswers: true))
         -> (Diagnosis, String) {
-        let error = CurlError(url: url ?? self.url, code: 0, kind: kind, message: message, stage: stage)
+        let error = HTTPFailure(url: url ?? self.url, code: 0, kind: kind, message: message, stage: stage)
         let r = FailedLayer.explain(error, timeout: .seconds(5), facts: facts)
         return (r.layer, r.sentence)
     }
 
     @Test func aRouterThatDoesNotAnswerIsBlamedBeforeDNSOrTCP() {
         let silent = PathFacts(interface: "wlan0", resolver: "192.168.1.1", gateway: "192.168.1.1", gatewayAnswers: false)
-        for (kind, stage) in [(CurlError.Kind.timeout, CurlError.Stage.resolving), (.timeout, .connecting), (.unreachable, .connecting), (.dns, .resolving)] {
+        for (kind, stage) in [(HTTPFailure.Kind.timeout, HTTPFailure.Stage.resolving), (.timeout, .connecting), (.unreachable, .connecting), (.dns, .resolving)] {
             let (layer, sentence) = explain(kind, stage, facts: silent)
             #expect(layer == .gateway)
             #expect(sentence == "wlan0 is connected but the router 192.168.1.1 does not answer")
@@ -55,7 +56,7 @@ struct FailedLayerTests {
 
     @Test func unexpectedRepliesArePortalsUnlessTheServerFailed() {
         let e = ProbeExpectation(url: url, status: nil, bodyPrefix: "NetworkManager is online", header: "", timeout: .seconds(5))
-        func reply(_ status: Int, _ body: String = "") -> Result<HTTPReply, CurlError> {
+        func reply(_ status: Int, _ body: String = "") -> Result<HTTPReply, HTTPFailure> {
             .success(HTTPReply(status: status, headers: [], body: Array(body.utf8), truncated: false,
                                redirect: status == 302 ? "http://login.example/" : nil, rttMs: 3))
         }

@@ -1,5 +1,6 @@
 import LifelineCore
 import Testing
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// IPv4 and IPv6 judged side by side: one family broken while the other

@@ -5,6 +5,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 @Suite struct HostFilesTests {
@@ -222,7 +223,7 @@ final class FakeHost {
         let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
                                     control: Bus(clock: ContinuousClock()))
         let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
-                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
+                                   fetch: { _ in .failure(HTTPFailure(url: "", code: 0, kind: .other, message: "")) })
         let origin = clock.now
         let now: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
         let seen = Seen()
@@ -274,7 +275,7 @@ final class FakeHost {
         let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
                                     control: Bus(clock: ContinuousClock()))
         let monitor = ProbeMonitor(config: ProbeMonitor.Config(), context: context, clock: clock, files: HostFiles(),
-                                   fetch: { _ in .failure(CurlError(url: "", code: 0, kind: .other, message: "")) })
+                                   fetch: { _ in .failure(HTTPFailure(url: "", code: 0, kind: .other, message: "")) })
         let origin = clock.now
         let now: @Sendable () -> Double = { origin.duration(to: clock.now).milliseconds / 1000 }
         let probes = Mutex<[(Double, ProbeCause)]>([])

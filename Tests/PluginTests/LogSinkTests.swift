@@ -1,12 +1,13 @@
 import Foundation
 import InMemoryLogging
-import Logging
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
+import LifelinePlatform
 import LifelineTestKit
-@testable import LogSink
+import Logging
 import Synchronization
 import Testing
+@testable import LifelineServices
 
 @Suite struct LogSinkTests {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("logsink-\(UUID().uuidString.prefix(8))").path

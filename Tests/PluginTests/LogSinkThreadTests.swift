@@ -1,7 +1,8 @@
 import Foundation
 import LifelineCore
+import LifelinePlatform
+import LifelineServices
 import LifelineTestKit
-import LogSink
 import Synchronization
 import Testing
 

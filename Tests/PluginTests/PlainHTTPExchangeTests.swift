@@ -1,8 +1,10 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 import Synchronization
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// The own client's exchange on real loopback sockets: a cancellation wakes it
@@ -11,7 +13,7 @@ import Testing
     /// Runs one exchange in a task of its own; `result` is set when it returns.
     final class Running: Sendable {
         final class Outcome: Sendable {
-            let result = Mutex<Result<HTTPReply, CurlError>?>(nil)
+            let result = Mutex<Result<HTTPReply, HTTPFailure>?>(nil)
         }
         let outcome = Outcome()
         let task: Task<Void, Never>
@@ -28,7 +30,7 @@ import Testing
         deinit { task.cancel() }
 
         /// The result, waited for in 5 ms steps for at most `limit`.
-        func wait(limit: Duration = .seconds(5)) -> Result<HTTPReply, CurlError>? {
+        func wait(limit: Duration = .seconds(5)) -> Result<HTTPReply, HTTPFailure>? {
             let deadline = ContinuousClock.now + limit
             while ContinuousClock.now < deadline {
                 if let r = outcome.result.withLock({ $0 }) { return r }

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// The probe's own reply reader with what servers really send and with what

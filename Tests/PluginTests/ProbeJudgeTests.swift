@@ -6,6 +6,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 @Suite struct ProbeJudgeTests {
@@ -15,7 +16,7 @@ import Testing
         ProbeExpectation(url: url, status: status, bodyPrefix: prefix, header: header, timeout: .seconds(5))
     }
 
-    func reply(_ status: Int, _ body: String = "", headers: [String] = [], redirect: String? = nil) -> Result<HTTPReply, CurlError> {
+    func reply(_ status: Int, _ body: String = "", headers: [String] = [], redirect: String? = nil) -> Result<HTTPReply, HTTPFailure> {
         .success(HTTPReply(status: status, headers: headers, body: Array(body.utf8), truncated: false, redirect: redirect, rttMs: 12.3))
     }
 
@@ -165,7 +166,7 @@ import Testing
         return ProbeMonitor(config: config, context: context, clock: ContinuousClock(), files: HostFiles(sys: "/nonexistent"),
                             fetch: { request in
                                 sent.timeouts.withLock { $0.append(request.timeout) }
-                                return .failure(CurlError(url: request.url, code: 28, kind: .timeout,
+                                return .failure(HTTPFailure(url: request.url, code: 28, kind: .timeout,
                                                           message: "Operation timed out", stage: .connecting))
                             })
     }

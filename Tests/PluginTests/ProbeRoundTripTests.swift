@@ -1,6 +1,7 @@
 import LifelineCore
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// A probe round whose answer came a few ms sooner or later than the one

@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import Testing
 
+@testable import LifelineNet
 @testable import ProbeMonitor
 
 /// The daemon's start: the probe monitor and the link monitor start side by

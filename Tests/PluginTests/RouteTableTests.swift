@@ -3,6 +3,7 @@ import LifelineConfig
 import LifelineCore
 import LifelineTOML
 import Testing
+@testable import LifelineNet
 @testable import NetlinkMonitor
 
 /// The route model fed with hand-built messages, one kernel quirk per test.

@@ -1,10 +1,11 @@
 import Foundation
 import LifelineConfig
+import LifelinePlatform
 import LifelineTOML
-@testable import LifelineCore
-import Testing
 import Logging
 import Synchronization
+import Testing
+@testable import LifelineCore
 @testable import TmuxSink
 
 struct TmuxTextTests {

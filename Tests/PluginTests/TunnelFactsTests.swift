@@ -1,7 +1,8 @@
 import LifelineCore
+import Testing
+@testable import LifelineNet
 @testable import NetlinkMonitor
 @testable import ProbeMonitor
-import Testing
 
 /// Through a VPN: the tunnel or the link underneath, and the sentence the user reads.
 struct TunnelFactsTests {
@@ -12,10 +13,10 @@ struct TunnelFactsTests {
                              foundBy: "the VPN server 203.0.113.7")
     }
 
-    func explain(_ tunnel: TunnelFacts?, _ kind: CurlError.Kind = .timeout, _ stage: CurlError.Stage = .connecting) -> (Diagnosis, String) {
+    func explain(_ tunnel: TunnelFacts?, _ kind: HTTPFailure.Kind = .timeout, _ stage: HTTPFailure.Stage = .connecting) -> (Diagnosis, String) {
         var facts = PathFacts(interface: "wg0")
         facts.tunnel = tunnel
-        let r = FailedLayer.explain(CurlError(url: url, code: 0, kind: kind, message: "", stage: stage), timeout: .seconds(1), facts: facts)
+        let r = FailedLayer.explain(HTTPFailure(url: url, code: 0, kind: kind, message: "", stage: stage), timeout: .seconds(1), facts: facts)
         return (r.layer, r.sentence)
     }
 

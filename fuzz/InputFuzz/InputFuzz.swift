@@ -16,7 +16,7 @@
 // Built without -DFUZZING it replays files instead: `lifeline-fuzz-input FILE…`.
 import ExecMonitor
 import LifelineCore
-import LifelineProtocol
+import LifelineFormats
 import ProbeMonitor
 
 func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
@@ -96,6 +96,7 @@ public func inputFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 #else
 import Glibc
+import LifelineNet
 
 @main
 struct ReplayInputs {

@@ -12,6 +12,8 @@
 #   nm_lab.sh carrier TAG off|on
 #   nm_lab.sh down TAG DIR      everything above, gone
 set -eu
+# The benchmarks' lab functions (each command here is a run of its own: no teardown trap).
+. "$(dirname "$0")/../../../bench/lib/lab.sh"
 cmd=$1 tag=$2 dir=${3:-}
 ns=llnm-$tag srv=llsv-$tag
 nmif=llnm$tag srvif=llsv$tag
@@ -20,11 +22,9 @@ table=llnm$tag
 case $cmd in
 up)
     mkdir -p "$dir/run/dbus" "$dir/run/NetworkManager" "$dir/lib" "$dir/etc/conf.d" "$dir/etc/system-connections" "$dir/www"
-    ip netns add "$ns"
-    ip netns add "$srv"
-    ip link add "$nmif" type veth peer name "$srvif"
-    ip link set "$nmif" netns "$ns"
-    ip link set "$srvif" netns "$srv"
+    lab_netns "$ns"
+    lab_netns "$srv"
+    lab_veth "$ns" "$nmif" "$srv" "$srvif"
     ip -n "$ns" link set lo up
     ip -n "$srv" link set lo up
     ip -n "$srv" addr add 10.88.1.1/24 dev "$srvif"

@@ -4,22 +4,25 @@ import LifelineTestKit
 /// The probe lab with the faults of the layered diagnosis: a router that stops
 /// answering ARP, a resolver that stops answering, and a local DNS server
 /// (dnsmasq) that names the check server, so the probe can use a host name.
-/// Its nftables tables carry the lab's random tag and go with it.
+/// Its nftables tables carry the lab's tag and go with it.
 final class DiagnosisLab: @unchecked Sendable {
     static let requirement = Harness.Requirement.rootAnd(["ip", "nft", "python3", "dnsmasq"])
     static let checkHost = "check.lifeline.test"
 
     let lab: ProbeLab
     private var dns: Spawned?
-    private var tables: [(family: String, name: String)] = []
+    private var tables = 0
+    /// The hex group of the lab's IPv6 prefix (fd00:GROUP::/64), one no
+    /// interface of this machine has yet: labs running at the same time must
+    /// not share it.
+    let prefixGroup: String
 
     init() throws {
         lab = try ProbeLab()
-    }
-
-    deinit {
-        dns?.stop()
-        for t in tables { _ = try? Harness.run(["nft", "delete", "table", t.family, t.name]) }
+        let used = (try? Harness.run(["ip", "-6", "-o", "addr", "show"]).stdout) ?? ""
+        var group = 0x100 + Int((UInt64(lab.net.tag, radix: 16) ?? 0) % 0xFE00)
+        while used.contains(" fd00:\(String(group, radix: 16))::") { group = 0x100 + (group - 0xFF) % 0xFE00 }
+        prefixGroup = String(group, radix: 16)
     }
 
     /// The check URL by name: the namespace's resolver is the lab's host end.
@@ -28,7 +31,7 @@ final class DiagnosisLab: @unchecked Sendable {
     /// dnsmasq on the host end, port 53, answering only for the check host.
     func startDNS(ipv6: Bool = false) throws {
         let pidFile = lab.workDir.appendingPathComponent("dnsmasq.pid").path
-        dns = try Spawned([
+        dns = try lab.net.spawn(.outside, [
             "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
             "--bind-interfaces", "--listen-address=\(lab.hostAddress)", "--port=53", "--pid-file=\(pidFile)",
             "--address=/\(Self.checkHost)/\(lab.hostAddress)", "--log-facility=-",
@@ -45,15 +48,15 @@ final class DiagnosisLab: @unchecked Sendable {
 
     /// Whether the namespace resolves the check host now (getaddrinfo, as libcurl does).
     func resolvesInNamespace() -> Bool {
-        let r = try? Harness.run(["ip", "netns", "exec", lab.namespace, "python3", "-c",
-                                  "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(Self.checkHost)'))"])
+        let r = try? Harness.run(lab.net.argv(.inside, ["python3", "-c",
+                                  "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(Self.checkHost)'))"]))
         return r?.status == 0 && r?.stdout.contains(lab.hostAddress) == true
     }
 
     /// Whether a TCP connection from the namespace to `address:port` opens within a second.
     func tcpConnects(to address: String, port: Int) -> Bool {
-        let r = try? Harness.run(["ip", "netns", "exec", lab.namespace, "python3", "-c",
-                                  "import socket; socket.create_connection(('\(address)', \(port)), timeout=1).close()"])
+        let r = try? Harness.run(lab.net.argv(.inside, ["python3", "-c",
+                                  "import socket; socket.create_connection(('\(address)', \(port)), timeout=1).close()"]))
         return r?.status == 0
     }
 
@@ -62,7 +65,7 @@ final class DiagnosisLab: @unchecked Sendable {
     /// router restarted, so the next packet has to ask again.
     func silenceRouter() throws {
         try addDropTable(family: "arp", rule: ["iifname", lab.hostInterface, "drop"])
-        try ProbeLab.sh(["ip", "-n", lab.namespace, "neigh", "flush", "dev", lab.namespaceInterface])
+        try lab.net.ip(.inside, "neigh", "flush", "dev", lab.namespaceInterface)
     }
 
     /// DNS queries from the namespace are dropped; everything else passes.
@@ -76,11 +79,8 @@ final class DiagnosisLab: @unchecked Sendable {
     }
 
     fileprivate func addDropTable(family: String, rule: [String]) throws {
-        let name = "\(lab.table)_\(family)\(tables.count)"
-        try ProbeLab.sh(["nft", "add", "table", family, name])
-        tables.append((family, name))
-        try ProbeLab.sh(["nft", "add", "chain", family, name, "in", "{ type filter hook input priority 0; policy accept; }"])
-        try ProbeLab.sh(["nft", "add", "rule", family, name, "in"] + rule)
+        try lab.net.filter(.outside, family: family, name: "\(lab.table)_\(family)\(tables)", rule: rule)
+        tables += 1
     }
 }
 
@@ -111,19 +111,15 @@ extension DiagnosisLab {
     /// The namespace's IPv6 address and the host end's, in a prefix tagged like the lab.
     var hostAddress6: String { "fd00:\(prefixGroup)::1" }
     var namespaceAddress6: String { "fd00:\(prefixGroup)::2" }
-    /// One hex group from the lab's random tag.
-    private var prefixGroup: String {
-        String((UInt32(lab.table.split(separator: "_").last ?? "", radix: 16) ?? 1) & 0xFFFF, radix: 16)
-    }
 
     /// Gives the lab IPv6 with a default route via the host end, and the check
     /// host an AAAA record; with `blackholed`, IPv6 from the namespace is
     /// dropped on the host end, all but neighbour discovery: the router
     /// answers, the IPv6 internet behind it does not (IPv4 untouched).
     func enableIPv6(blackholed: Bool) throws {
-        try ProbeLab.sh(["ip", "addr", "add", "\(hostAddress6)/64", "dev", lab.hostInterface, "nodad"])
-        try ProbeLab.sh(["ip", "-n", lab.namespace, "addr", "add", "\(namespaceAddress6)/64", "dev", lab.namespaceInterface, "nodad"])
-        try ProbeLab.sh(["ip", "-n", lab.namespace, "-6", "route", "add", "default", "via", hostAddress6])
+        try lab.net.address(.outside, "\(hostAddress6)/64")
+        try lab.net.address(.inside, "\(namespaceAddress6)/64")
+        try lab.net.defaultRoute(via: hostAddress6)
         if blackholed {
             try addDropTable(family: "ip6", rule: ["iifname", lab.hostInterface, "meta", "l4proto", "!=", "ipv6-icmp", "drop"])
         }
@@ -141,10 +137,10 @@ extension DiagnosisLab {
     /// namespace's neighbour solicitations: the router never answers neighbour
     /// discovery, and IPv4 is untouched.
     func enableIPv6ViaLinkLocalRouter(silentRouter: Bool) throws {
-        try ProbeLab.sh(["ip", "addr", "add", "\(hostAddress6)/64", "dev", lab.hostInterface, "nodad"])
-        try ProbeLab.sh(["ip", "addr", "add", "\(Self.routerLinkLocal)/64", "dev", lab.hostInterface, "nodad"])
-        try ProbeLab.sh(["ip", "-n", lab.namespace, "addr", "add", "\(namespaceAddress6)/128", "dev", lab.namespaceInterface, "nodad"])
-        try ProbeLab.sh(["ip", "-n", lab.namespace, "-6", "route", "add", "default", "via", Self.routerLinkLocal, "dev", lab.namespaceInterface])
+        try lab.net.address(.outside, "\(hostAddress6)/64")
+        try lab.net.address(.outside, "\(Self.routerLinkLocal)/64")
+        try lab.net.address(.inside, "\(namespaceAddress6)/128")
+        try lab.net.ip(.inside, "-6", "route", "add", "default", "via", Self.routerLinkLocal, "dev", lab.namespaceInterface)
         if silentRouter {
             try addDropTable(family: "ip6", rule: ["iifname", lab.hostInterface, "icmpv6", "type", "nd-neighbor-solicit", "drop"])
         }

@@ -16,16 +16,7 @@ extension ProbeLab {
     /// A check server (`Resources/probe_server.py`) on `host`; its requests
     /// go to the log named `tag`. Stopped with the lab's other servers.
     func startServer(_ mode: Mode, host: String, port: Int = 8080, tag: String) throws -> Spawned {
-        let ready = workDir.appendingPathComponent("\(tag).ready")
-        let p = try Spawned(["python3", Self.script, mode.rawValue, host, "\(port)", taggedLog(tag)], stdout: .file(ready.path))
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if let text = try? String(contentsOf: ready, encoding: .utf8), text.contains("ready") { return p }
-            guard p.isRunning else { break }
-            usleep(10_000)
-        }
-        p.stop()
-        throw LabError(description: "check server \(tag) did not start")
+        try net.startServer(.outside, arguments: [mode.rawValue, host, "\(port)", taggedLog(tag)], name: tag)
     }
 
     func taggedLog(_ tag: String) -> String { workDir.appendingPathComponent("\(tag).log").path }
@@ -36,15 +27,13 @@ extension ProbeLab {
 
     /// Packets from the namespace to `address` are dropped; everything else passes.
     func blackhole(address: String) throws {
-        try Self.sh(["nft", "add", "table", "inet", table])
-        try Self.sh(["nft", "add", "chain", "inet", table, "in", "{ type filter hook input priority 0; policy accept; }"])
-        try Self.sh(["nft", "add", "rule", "inet", table, "in", "iifname", hostInterface, "ip", "daddr", address, "drop"])
+        try net.filter(.outside, name: table, rule: ["iifname", hostInterface, "ip", "daddr", address, "drop"])
     }
 
     /// dnsmasq on the host end answering each name with its address (0.0.0.0:
     /// blocked, as Pi-hole answers); ready once the namespace resolves the last.
     func startResolver(answers: [(name: String, address: String)]) throws -> Spawned {
-        let dns = try Spawned([
+        let dns = try net.spawn(.outside, [
             "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
             "--bind-interfaces", "--listen-address=\(hostAddress)", "--port=53",
             "--pid-file=\(workDir.appendingPathComponent("endpoints-dnsmasq.pid").path)", "--log-facility=-",
@@ -52,8 +41,8 @@ extension ProbeLab {
         let probe = answers.last { $0.address != "0.0.0.0" } ?? answers[0]
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            let r = try? Harness.run(["ip", "netns", "exec", namespace, "python3", "-c",
-                                      "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(probe.name)'))"])
+            let r = try? Harness.run(net.argv(.inside, ["python3", "-c",
+                                      "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(probe.name)'))"]))
             if r?.status == 0, r?.stdout.contains(probe.address) == true { return dns }
             guard dns.isRunning else { break }
             usleep(50_000)

@@ -13,16 +13,8 @@ extension ProbeLab {
     /// lab stops it with its other servers.
     func startPlainServer(_ mode: Plain, port: Int = 8080) throws -> Spawned {
         let script = URL(fileURLWithPath: Self.script).deletingLastPathComponent().appendingPathComponent("plain_http_server.py").path
-        let ready = workDir.appendingPathComponent("plain-\(mode.rawValue)-\(port).ready").path
-        let p = try Spawned(["python3", script, mode.rawValue, hostAddress, "\(port)", plainLogPath(mode)], stdout: .file(ready))
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if (try? String(contentsOfFile: ready, encoding: .utf8))?.contains("ready") == true { return p }
-            guard p.isRunning else { break }
-            usleep(10_000)
-        }
-        p.stop()
-        throw LabError(description: "raw check server \(mode) did not start")
+        return try net.startServer(.outside, script: script, arguments: [mode.rawValue, hostAddress, "\(port)", plainLogPath(mode)],
+                                   name: "plain-\(mode.rawValue)-\(port)")
     }
 
     /// The request heads the raw server got, one per request.
@@ -33,7 +25,7 @@ extension ProbeLab {
     /// dnsmasq on the host end answering `name` with the host end's address
     /// (nothing else); ready once the namespace resolves it.
     func startResolver(naming name: String) throws -> Spawned {
-        let dns = try Spawned([
+        let dns = try net.spawn(.outside, [
             "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
             "--bind-interfaces", "--listen-address=\(hostAddress)", "--port=53",
             "--pid-file=\(workDir.appendingPathComponent("plain-dnsmasq.pid").path)",
@@ -41,8 +33,8 @@ extension ProbeLab {
         ])
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            let r = try? Harness.run(["ip", "netns", "exec", namespace, "python3", "-c",
-                                      "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(name)'))"])
+            let r = try? Harness.run(net.argv(.inside, ["python3", "-c",
+                                      "import socket; socket.setdefaulttimeout(1); print(socket.gethostbyname('\(name)'))"]))
             if r?.status == 0, r?.stdout.contains(hostAddress) == true { return dns }
             guard dns.isRunning else { break }
             usleep(50_000)

@@ -24,7 +24,7 @@ protocol ToastScreen: AnyObject, Sendable {
     func shown() -> [ShownToast]
     /// Picks the action labelled `label` on our newest toast, as a user would;
     /// false when this server offers no way to do it here.
-    func pick(_ label: String) throws -> Bool
+    func pick(_ label: String) async throws -> Bool
     /// The whole screen, under `artifacts/`, once the toast saying `summary` is drawn.
     func screenshot(named name: String, showing summary: String) async throws -> URL
 }
@@ -54,7 +54,7 @@ final class X11ToastScreen: ToastScreen, @unchecked Sendable {
 
     /// dunst: a click on the toast (its default action, Check now); xfce4-notifyd:
     /// the button. Other buttons have no place known here.
-    func pick(_ label: String) throws -> Bool {
+    func pick(_ label: String) async throws -> Bool {
         switch (server, label) {
         case (.dunst, "Check now"): return try desktop.dunstctl(["action", "0"]).status == 0
         case (.xfce4Notifyd, "Check now"), (.xfce4Notifyd, "Mute for 1 hour"):
@@ -112,7 +112,7 @@ final class SwayToastScreen: ToastScreen, @unchecked Sendable {
         }
     }
 
-    func pick(_ label: String) throws -> Bool {
+    func pick(_ label: String) async throws -> Bool {
         // swaync takes clicks only: headless sway has no pointer to click with.
         guard server == .mako, let toast = makoList().last, let key = toast.actions.first(where: { $0.value == label })?.key
         else { return false }
@@ -167,7 +167,6 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
     let systemBusAddress: String
     private var processes: [Spawned] = []
     private var shell: Spawned?
-    private var logind: Spawned?
     let session = "gs\(getpid())"
 
     init() throws {
@@ -212,33 +211,72 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
 
     private func log(_ name: String) -> Spawned.Output { .file(root.appendingPathComponent("\(name).log").path) }
 
-    func start() async throws {
+    /// Starts the desktop, giving the shell `startUp` to take the notification
+    /// name and as long again to complete its start-up; when any step fails,
+    /// whatever it started is stopped before the error goes on.
+    func start(startUp: Duration = .seconds(60)) async throws {
+        do {
+            try await startAll(startUp: startUp)
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Each process heads a process group of its own, and what the buses start
+    /// (the shell's notification service, dconf) is in its bus's group: one
+    /// SIGKILL per group ends them all, though none of them carries anything of
+    /// the test's environment to be found by.
+    private func spawn(_ argv: [String], log name: String, environment: [String: String]? = nil) throws -> Spawned {
+        let p = try Spawned(argv, environment: environment, stdout: log(name), stderr: .stdout, newProcessGroup: true)
+        processes.append(p)
+        return p
+    }
+
+    /// Ends every process of this desktop and whatever they started.
+    func stop() {
+        for p in processes.reversed() { p.killGroup() }
+        processes = []
+    }
+
+    private func startAll(startUp: Duration) async throws {
         // The buses run as the desktop's user, so what they start (the shell's
         // notification service, dconf) runs as that user, in its home.
         for name in ["bus", "system-bus"] {
-            processes.append(try Spawned(asUser(["dbus-daemon", "--config-file=\(root.appendingPathComponent("\(name).conf").path)",
-                                                 "--nofork", "--nopidfile"]), stdout: log(name), stderr: .stdout))
+            _ = try spawn(asUser(["dbus-daemon", "--config-file=\(root.appendingPathComponent("\(name).conf").path)",
+                                  "--nofork", "--nopidfile"]), log: name)
         }
         try LogindMock.waitForName("org.freedesktop.DBus", on: systemBusAddress)
+        try LogindMock.waitForName("org.freedesktop.DBus", on: busAddress)
+        // The daemon's Notify calls and every answer on the bus (`pick` waits for them).
+        _ = try spawn(["dbus-monitor", "--address", busAddress,
+                       "type='method_call',member='Notify',destination='org.freedesktop.Notifications'",
+                       "type='method_return'", "type='error'"], log: "answers")
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = systemBusAddress
-        let logind = try Spawned([LogindMock.python, "-m", "dbusmock", "--template", "logind", "--system"], environment: env,
-                                 stdout: log("logind"), stderr: .stdout)
-        processes.append(logind)
+        _ = try spawn([LogindMock.python, "-m", "dbusmock", "--template", "logind", "--system"], log: "logind", environment: env)
         try LogindMock.waitForName("org.freedesktop.login1", on: systemBusAddress)
         let added = try Harness.run(["gdbus", "call", "--address", systemBusAddress, "--dest", "org.freedesktop.login1",
                                      "--object-path", "/org/freedesktop/login1", "--method", "org.freedesktop.DBus.Mock.AddSession",
                                      session, "seat0", "65534", Self.user, "true"])
         guard added.status == 0 else { throw WaylandTray.StartFailure(description: "logind session: \(added.stderr)") }
-        let shell = try Spawned(asUser(["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x800",
-                                        "--unsafe-mode"]), stdout: log("gnome-shell"), stderr: .stdout)
-        processes.append(shell)
-        self.shell = shell
+        shell = try spawn(asUser(["gnome-shell", "--headless", "--wayland", "--no-x11", "--virtual-monitor", "1280x800",
+                                  "--unsafe-mode"]), log: "gnome-shell")
         // A cold start on a busy machine takes a while: 7 s seen on two cores.
-        if !(await Harness.waitUntil(timeout: .seconds(60), "GNOME Shell's notifications on the bus") {
+        if !(await Harness.waitUntil(timeout: startUp, "GNOME Shell's notifications on the bus") {
             self.owns("org.freedesktop.Notifications")
         }) {
             throw WaylandTray.StartFailure(description: "gnome-shell did not take org.freedesktop.Notifications:\n\(logs)")
+        }
+        // The shell takes that name before it has finished starting: until then
+        // (its start-up animation, drawn in software here, and the session's
+        // first steps) it answers calls seconds late on a busy machine, and the
+        // daemon's first toast waits for three of them. A user's desktop is up
+        // when the shell says so ("GNOME Shell started"): its start-up is complete.
+        if !(await Harness.waitUntil(timeout: startUp, "GNOME Shell to complete its start-up") {
+            (try? self.eval("Main.layoutManager._startingUp")) as? Bool == false
+        }) {
+            throw WaylandTray.StartFailure(description: "gnome-shell did not complete its start-up:\n\(logs)")
         }
     }
 
@@ -279,9 +317,14 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
     }
 
     /// Clicks the banner's button when the banner is up; otherwise the action
-    /// as the message list's button would run it.
-    func pick(_ label: String) throws -> Bool {
+    /// as the message list's button would run it. Only once the shell's
+    /// notification service has answered every Notify: the shell lists a toast
+    /// before that service has answered the daemon, and an action picked in
+    /// between is dropped there (it passes actions on only to the sender of an
+    /// id it has answered), so the daemon would never hear of it.
+    func pick(_ label: String) async throws -> Bool {
         let quoted = label.replacingOccurrences(of: "'", with: "\\'")
+        await Harness.waitUntil("the shell's notification service to answer every Notify") { everyNotifyAnswered() }
         let script = """
             (() => {
               const b = Main.messageTray._banner;
@@ -298,6 +341,25 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
             """
         let how = try eval(script) as? String
         return how == "banner" || how == "list"
+    }
+
+    /// Whether every Notify sent to the notification service has its answer, in
+    /// dbus-monitor's header lines: a call's sender and serial, an answer's (or
+    /// error's) destination and reply_serial.
+    private func everyNotifyAnswered() -> Bool {
+        let text = (try? String(contentsOf: root.appendingPathComponent("answers.log"), encoding: .utf8)) ?? ""
+        var asked = Set<String>(), answered = Set<String>()
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            func field(_ name: String) -> String? { fields.first { $0.hasPrefix("\(name)=") }.map { String($0.dropFirst(name.count + 1)) } }
+            if line.hasPrefix("method call "), line.hasSuffix("member=Notify"), let sender = field("sender"), let serial = field("serial") {
+                asked.insert("\(sender) \(serial)")
+            } else if line.hasPrefix("method return ") || line.hasPrefix("error "),
+                      let destination = field("destination"), let serial = field("reply_serial") {
+                answered.insert("\(destination) \(serial)")
+            }
+        }
+        return asked.isSubset(of: answered)
     }
 
     /// Waits (bounded) until the banner shows `summary`, fully in (the tray's SHOWN state).
@@ -319,8 +381,7 @@ final class GnomeShellScreen: ToastScreen, @unchecked Sendable {
     }
 
     deinit {
-        // What the bus started (the shell's notification service, dconf) ends with its bus.
-        for p in processes.reversed() { p.kill() }
+        stop()
         try? FileManager.default.removeItem(at: root)
     }
 }
@@ -352,7 +413,7 @@ final class PlasmaToastScreen: ToastScreen, @unchecked Sendable {
 
     /// Plasma draws the actions as buttons along the popup's bottom, aligned
     /// right: "Mute for 1 hour" last, "Check now" (≈ 165 px from the edge) before it.
-    func pick(_ label: String) throws -> Bool {
+    func pick(_ label: String) async throws -> Bool {
         let fromRight: Int
         switch label {
         case "Check now": fromRight = 165

@@ -11,7 +11,7 @@ import LifelineTestKit
 /// listens on the server's tunnel address only: it answers through the tunnel
 /// or not at all.
 ///
-/// Every name carries the lab's random tag: namespaces, interfaces, the
+/// Every name carries the lab's tag: namespaces, interfaces, the
 /// userspace WireGuard's control socket (`/var/run/wireguard/<if>.sock` is one
 /// folder for every namespace) and the nftables tables.
 final class VPNLab: @unchecked Sendable {
@@ -26,12 +26,13 @@ final class VPNLab: @unchecked Sendable {
     enum Routing { case hostRoute, policy }
 
     let flavour: Flavour
-    let tag: String
-    let client: String
-    let server: String
+    let net: NetnsLab
+    var tag: String { net.tag }
+    var client: String { net.namespace }
+    var server: String { net.upstream! }
     /// The link underneath, in the client namespace, and its peer in the server's.
-    let carrier: String
-    let serverLink: String
+    var carrier: String { net.interface }
+    var serverLink: String { net.upstreamInterface }
     /// The tunnel's interface in each namespace.
     let tunnel: String
     let serverTunnel: String
@@ -42,7 +43,7 @@ final class VPNLab: @unchecked Sendable {
     let tunnelServerAddress: String
     let port: Int
     let fwmark = 51820
-    let workDir: URL
+    var workDir: URL { net.workDir }
     private var processes: [Spawned] = []
     /// The client side's VPN program: it owns the tunnel's interface.
     private var clientProcess: Spawned?
@@ -53,12 +54,10 @@ final class VPNLab: @unchecked Sendable {
 
     init(_ flavour: Flavour = .wireguard, routing: Routing = .hostRoute) throws {
         self.flavour = flavour
-        tag = String(UInt32.random(in: 0..<0xFFFFF), radix: 16)
+        let tag = NetnsLab.uniqueTag()
+        // Every address lives inside the lab's two namespaces: any subnet will do.
         let n = Int.random(in: 1...250)
-        client = "llvpnc-\(tag)"
-        server = "llvpns-\(tag)"
-        carrier = "lvc\(tag)"
-        serverLink = "lvs\(tag)"
+        net = try NetnsLab(prefix: "llvpnc", upstreamPrefix: "llvpns", interfaces: (inside: "lvc\(tag)", outside: "lvs\(tag)"), tag: tag)
         tunnel = "ltc\(tag)"
         serverTunnel = "lts\(tag)"
         clientAddress = "10.215.\(n).2"
@@ -67,16 +66,8 @@ final class VPNLab: @unchecked Sendable {
         tunnelClientAddress = "10.216.\(n).2"
         tunnelServerAddress = "10.216.\(n).1"
         port = Int.random(in: 20000...29999)
-        workDir = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-vpn-\(tag)")
-        try FileManager.default.createDirectory(at: workDir, withIntermediateDirectories: true)
-        try sh(["ip", "netns", "add", client])
-        try sh(["ip", "netns", "add", server])
         // Name lookups in the client go to the server's tunnel address: through the tunnel, never outside.
-        try FileManager.default.createDirectory(atPath: "/etc/netns/\(client)", withIntermediateDirectories: true)
-        try "nameserver \(tunnelServerAddress)\n".write(toFile: "/etc/netns/\(client)/resolv.conf", atomically: true, encoding: .utf8)
-        try sh(["ip", "link", "add", carrier, "netns", client, "type", "veth", "peer", "name", serverLink, "netns", server])
-        try inClient(["ip", "link", "set", "lo", "up"])
-        try inServer(["ip", "link", "set", "lo", "up"])
+        try net.resolver(tunnelServerAddress)
         // No IPv6 on the link underneath: its neighbour discovery and router
         // solicitations would be packets outside the tunnel that prove nothing.
         try inClient(["sysctl", "-q", "-w", "net.ipv6.conf.\(carrier).disable_ipv6=1"])
@@ -116,27 +107,24 @@ final class VPNLab: @unchecked Sendable {
     deinit {
         checkServer?.stop()
         for p in processes.reversed() { p.stop() }
-        _ = try? Harness.run(["ip", "netns", "del", client])
-        _ = try? Harness.run(["ip", "netns", "del", server])
-        try? FileManager.default.removeItem(atPath: "/etc/netns/\(client)")
+        net.teardown()
         try? FileManager.default.removeItem(atPath: "/var/run/wireguard/\(tunnel).sock")
         try? FileManager.default.removeItem(atPath: "/var/run/wireguard/\(serverTunnel).sock")
-        try? FileManager.default.removeItem(at: workDir)
     }
 
     @discardableResult
-    func sh(_ argv: [String]) throws -> String { try ProbeLab.sh(argv) }
+    func sh(_ argv: [String]) throws -> String { try NetnsLab.sh(argv) }
     @discardableResult
-    func inClient(_ argv: [String]) throws -> String { try sh(["ip", "netns", "exec", client] + argv) }
+    func inClient(_ argv: [String]) throws -> String { try net.run(.inside, argv) }
     @discardableResult
-    func inServer(_ argv: [String]) throws -> String { try sh(["ip", "netns", "exec", server] + argv) }
+    func inServer(_ argv: [String]) throws -> String { try net.run(.outside, argv) }
 
     // MARK: WireGuard (userspace: this kernel may have no module)
 
     private func startWireGuard() throws {
         let clientKey = try privateKey("client"), serverKey = try privateKey("server")
-        for (ns, name) in [(client, tunnel), (server, serverTunnel)] {
-            processes.append(try Spawned(["ip", "netns", "exec", ns, "wireguard-go", "-f", name],
+        for (side, name) in [(NetnsLab.Side.inside, tunnel), (.outside, serverTunnel)] {
+            processes.append(try Spawned(net.argv(side, ["wireguard-go", "-f", name]),
                                          environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
                                                        "LOG_LEVEL": "error"]))
             try waitFor("wireguard-go's \(name)") { FileManager.default.fileExists(atPath: "/var/run/wireguard/\(name).sock") }
@@ -161,7 +149,7 @@ final class VPNLab: @unchecked Sendable {
 
     private func publicKey(_ privateKey: URL) throws -> String {
         let r = try Harness.run(["wg", "pubkey"], stdin: try String(contentsOf: privateKey, encoding: .utf8))
-        guard r.status == 0 else { throw ProbeLab.LabError(description: "wg pubkey: \(r.stderr)") }
+        guard r.status == 0 else { throw NetnsLab.Failure(description: "wg pubkey: \(r.stderr)") }
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -173,11 +161,11 @@ final class VPNLab: @unchecked Sendable {
         // Static-key mode is deprecated (2.7 drops it) but needs no certificates; a throwaway key is enough here.
         let common = ["--dev-type", "tun", "--proto", "udp", "--secret", key, "--cipher", "AES-256-CBC",
                       "--verb", "1", "--ping", "2", "--ping-restart", "0"]
-        processes.append(try Spawned(["ip", "netns", "exec", server, "openvpn", "--dev", serverTunnel, "--lport", "\(port)",
-                                      "--local", endpointAddress, "--ifconfig", tunnelServerAddress, tunnelClientAddress] + common,
+        processes.append(try Spawned(net.argv(.outside, ["openvpn", "--dev", serverTunnel, "--lport", "\(port)",
+                                      "--local", endpointAddress, "--ifconfig", tunnelServerAddress, tunnelClientAddress] + common),
                                      stdout: .file(workDir.appendingPathComponent("openvpn-server.log").path), stderr: .stdout))
-        processes.append(try Spawned(["ip", "netns", "exec", client, "openvpn", "--dev", tunnel, "--remote", endpointAddress,
-                                      "\(port)", "--nobind", "--ifconfig", tunnelClientAddress, tunnelServerAddress] + common,
+        processes.append(try Spawned(net.argv(.inside, ["openvpn", "--dev", tunnel, "--remote", endpointAddress,
+                                      "\(port)", "--nobind", "--ifconfig", tunnelClientAddress, tunnelServerAddress] + common),
                                      stdout: .file(workDir.appendingPathComponent("openvpn-client.log").path), stderr: .stdout))
         clientProcess = processes.last
         try waitFor("openvpn's tunnels") {
@@ -190,10 +178,8 @@ final class VPNLab: @unchecked Sendable {
 
     /// The check server on the server's tunnel address, waited for until it listens.
     func startCheckServer() throws {
-        let ready = workDir.appendingPathComponent("check.ready")
-        checkServer = try Spawned(["ip", "netns", "exec", server, "python3", ProbeLab.script, "ok", tunnelServerAddress, "8080",
-                                   workDir.appendingPathComponent("check.log").path], stdout: .file(ready.path))
-        try waitFor("the check server") { (try? String(contentsOf: ready, encoding: .utf8))?.contains("ready") == true }
+        checkServer = try net.startServer(.outside, arguments: ["ok", tunnelServerAddress, "8080",
+                                                                workDir.appendingPathComponent("check.log").path], name: "check")
     }
 
     /// The VPN server goes silent: its tunnel's datagrams are dropped as they
@@ -212,12 +198,9 @@ final class VPNLab: @unchecked Sendable {
     /// A kill switch, as VPN clients set one: the link underneath lets out
     /// nothing but the tunnel's own datagrams.
     func killSwitch() throws {
-        let table = "llvpnkill_\(tag)"
-        try inClient(["nft", "add", "table", "inet", table])
-        try inClient(["nft", "add", "chain", "inet", table, "out", "{ type filter hook output priority 10; policy accept; }"])
-        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "ip", "daddr", endpointAddress,
-                      "udp", "dport", "\(port)", "accept"])
-        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "drop"])
+        let table = try net.filter(.inside, name: "llvpnkill_\(tag)", hook: "output", priority: 10,
+                                   rule: ["oifname", carrier, "ip", "daddr", endpointAddress, "udp", "dport", "\(port)", "accept"])
+        try net.addRule(.inside, table: table, hook: "output", rule: ["oifname", carrier, "drop"])
     }
 
     /// The tunnel taken down by its owner: the VPN program ends, its
@@ -229,9 +212,7 @@ final class VPNLab: @unchecked Sendable {
 
     private func serverDrop(family: String, rule: [String]) throws {
         let name = "llvpn_\(tag)_\(serverTables.count)"
-        try inServer(["nft", "add", "table", family, name])
-        try inServer(["nft", "add", "chain", family, name, "in", "{ type filter hook input priority 0; policy accept; }"])
-        try inServer(["nft", "add", "rule", family, name, "in"] + rule)
+        try net.filter(.outside, family: family, name: name, rule: rule)
         serverTables.append(name)
     }
 
@@ -240,16 +221,13 @@ final class VPNLab: @unchecked Sendable {
     /// port (ARP is not seen by an `inet` table): what the daemon might send
     /// outside the tunnel to find out what is wrong.
     func startLeakCounter() throws {
-        let table = "llvpnleak_\(tag)"
-        try inClient(["nft", "add", "table", "inet", table])
-        try inClient(["nft", "add", "chain", "inet", table, "out", "{ type filter hook output priority 0; policy accept; }"])
-        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "ip", "daddr", endpointAddress,
-                      "udp", "dport", "\(port)", "accept"])
+        let table = try net.filter(.inside, name: "llvpnleak_\(tag)", hook: "output",
+                                   rule: ["oifname", carrier, "ip", "daddr", endpointAddress, "udp", "dport", "\(port)", "accept"])
         // One counter per protocol, so a leak says what it was.
         for proto in ["tcp", "udp", "icmp", "ipv6-icmp"] {
-            try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "meta", "l4proto", proto, "counter", "accept"])
+            try net.addRule(.inside, table: table, hook: "output", rule: ["oifname", carrier, "meta", "l4proto", proto, "counter", "accept"])
         }
-        try inClient(["nft", "add", "rule", "inet", table, "out", "oifname", carrier, "counter"])
+        try net.addRule(.inside, table: table, hook: "output", rule: ["oifname", carrier, "counter"])
     }
 
     /// Packets the leak counter saw leave outside the tunnel, and its rules with their counts.
@@ -270,6 +248,6 @@ final class VPNLab: @unchecked Sendable {
             if condition() { return }
             usleep(20_000)
         }
-        throw ProbeLab.LabError(description: "\(what) did not come up within \(timeout)")
+        throw NetnsLab.Failure(description: "\(what) did not come up within \(timeout)")
     }
 }

@@ -1,1 +1,0 @@
-../lifeline-daemon/DeadlineHeap.swift
