@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "CCurl"),
 
         // Platform glue: one way to spawn a child, files, threads, descriptor waits, paths, gettext.
-        library("LifelinePlatform", ["CProcess", "CEpoll", "CIntl", logging]),
+        library("LifelinePlatform", ["CProcess", "CEpoll", "CIntl"]),
         // The domain: states and observations, the decision, the debouncer, outages,
         // alert holds, the bus and its mailboxes, the plugin contract, how a state reads.
         library("LifelineCore", ["LifelinePlatform", logging]),
@@ -87,10 +87,10 @@ let package = Package(
         library("LifelineFormats", ["LifelineCore", "LifelinePlatform", "CProcess"]),
         // `history --report`, `--csv` and `--json`: the log read into a timeline, and the
         // HTML page made of it. Plain Swift: the tray writes the page in the daemon too.
-        library("LifelineReport", ["LifelineCore", "LifelineFormats"]),
+        library("LifelineReport", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),
         library("LifelineConfig", ["LifelineCore", "LifelinePlatform"]),
         // TOMLKit (and the Foundation it brings) in the process: lifeline-cli, tests, fuzzing; never the daemon.
-        library("LifelineTOML", ["LifelineConfig", .product(name: "TOMLKit", package: "TOMLKit")]),
+        library("LifelineTOML", ["LifelineCore", "LifelineConfig", .product(name: "TOMLKit", package: "TOMLKit")]),
         // Network primitives shared by the monitors and the CLI: netlink (links, routes,
         // neighbours, rules, tunnels), the HTTP client (its own for plain http, libcurl
         // for the rest), the check of a reply, and `diagnose`'s walk through the layers.
@@ -98,14 +98,14 @@ let package = Package(
         // One GLib main loop on its own thread, shared by libdbus and libnotify.
         library("LifelineGLib", ["CGLib"]),
         // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
-        library("LifelineDBus", ["CDBus", "CGLib", "LifelineGLib", "LifelineCore"]),
+        library("LifelineDBus", ["CDBus", "CGLib", "LifelineGLib", "LifelineCore", "LifelinePlatform"]),
         // The daemon's own services, which run whatever the config lists: the D-Bus
         // name (its single-instance lock), the event log and the state file.
         library("LifelineServices", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineDBus", "LifelineGLib", logging]),
 
         monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
-        monitor("NetlinkMonitor", ["LifelineCore", "LifelineNet", "CNetlink", logging]),
-        monitor("ProbeMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CEpoll"]),
+        monitor("NetlinkMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CNetlink", logging]),
+        monitor("ProbeMonitor", ["LifelineCore", "LifelineNet"]),
         monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
         monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
         sink("NotifySink", ["LifelineCore", "LifelinePlatform", "CNotify", "LifelineGLib"]),
@@ -147,13 +147,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        library("LifelineTestKit", ["LifelineCore", "LifelinePlatform", "CProcess"]),
+        library("LifelineTestKit", ["LifelineCore", "CProcess"]),
         // The throughput and D-Bus call benchmarks: the bus on the daemon's executor.
         .executableTarget(
             name: "lifeline-bench",
             dependencies: [
-                "LifelineCore", "LifelinePlatform", "LifelineExecutor", "LifelineTestKit", "LifelineDaemon",
-                "LifelineDBus", "LifelineConfig", "LifelineServices", "CEpoll", logging,
+                "LifelineCore", "LifelinePlatform", "LifelineExecutor", "LifelineDaemon", "LifelineDBus",
+                "LifelineConfig", "LifelineServices", logging,
             ],
             swiftSettings: strict
         ),
@@ -175,19 +175,20 @@ let package = Package(
         ]),
         tests("LifelineExecutorTests", ["LifelineExecutor", "LifelinePlatform", "LifelineCore", "LifelineTestKit", "CEpoll"]),
         tests("LifelineConfigTests", ["LifelineConfig", "LifelineDaemon", "LifelineTOML", "LifelineCore", "TraySink"]),
-        tests("LifelineDaemonTests", ["LifelineDaemon", "LifelineCore", "LifelineTestKit", clocks]),
+        tests("LifelineDaemonTests", ["LifelineDaemon", "LifelineCore", "LifelineTestKit", clocks, logging]),
         tests("LifelineDBusTests", ["LifelineDBus", "LifelineGLib", "LifelineCore"]),
         // The network primitives, the services and every plugin, each on its own.
         tests("PluginTests", [
             "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineNet", "LifelineServices",
-            "LifelineTestKit", "LifelineTOML", clocks, .product(name: "InMemoryLogging", package: "swift-log"),
-            "ExecMonitor", "NetlinkMonitor", "ProbeMonitor", "NetworkManagerMonitor", "LogindMonitor",
+            "LifelineTestKit", "LifelineTOML", "CNetlink", clocks, logging, .product(name: "InMemoryLogging", package: "swift-log"),
+            "ExecMonitor", "NetlinkMonitor", "ProbeMonitor", "NetworkManagerMonitor",
             "NotifySink", "TmuxSink", "PrometheusSink", "ExecSink", "TraySink",
         ]),
         // The built programs, run against real servers, buses and network namespaces.
         tests("IntegrationTests", [
-            "lifeline", "lifeline-cli", "lifeline-daemon", "LifelineCore", "LifelinePlatform", "LifelineDBus",
-            "LifelineGLib", "LifelineNet", "LifelineServices", "LifelineExecutor", "NetlinkMonitor", "LifelineTestKit",
+            "lifeline", "lifeline-cli", "lifeline-daemon", "LifelineCore", "LifelinePlatform", "LifelineConfig",
+            "LifelineDaemon", "LifelineDBus", "LifelineGLib", "LifelineNet", "LifelineServices", "LifelineExecutor",
+            "NetlinkMonitor", "LifelineTestKit", "CNetlink", logging,
         ], exclude: ["Resources"]),  // the probe tests' check servers (Python)
     ]
 )

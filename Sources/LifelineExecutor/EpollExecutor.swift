@@ -1,7 +1,6 @@
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 import CEpoll
 import Glibc
-import LifelineCore
 import LifelinePlatform
 import Synchronization
 

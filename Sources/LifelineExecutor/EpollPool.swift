@@ -1,6 +1,5 @@
 import CEpoll
 import Glibc
-import LifelineCore
 import LifelinePlatform
 
 /// The threads behind `EpollExecutor`, and the only places where they wait.

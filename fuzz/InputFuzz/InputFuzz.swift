@@ -17,7 +17,7 @@
 import ExecMonitor
 import LifelineCore
 import LifelineFormats
-import ProbeMonitor
+import LifelineNet
 
 func fuzzInput(_ bytes: UnsafeRawBufferPointer) {
     let array = Array(bytes)
@@ -96,7 +96,6 @@ public func inputFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 #else
 import Glibc
-import LifelineNet
 
 @main
 struct ReplayInputs {
