@@ -19,7 +19,7 @@ swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name LifelineCore \
     -emit-module -emit-module-path "$out/core/LifelineCore.swiftmodule" \
     -emit-library -static -o "$out/core/libLifelineCore.a" \
     Sources/LifelineCore/State.swift Sources/LifelineCore/Diagnosis.swift
-swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name NetlinkFuzz \
+swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name NetlinkFuzz -package-name lifeline \
     -I Sources/CNetlink -I "$out/core" -L "$out/core" -lLifelineCore \
     Sources/LifelineNet/Netlink/NetlinkParser.swift Sources/LifelineNet/Netlink/RouteTable.swift \
     Sources/LifelineNet/Netlink/NeighbourMessage.swift Sources/LifelineNet/Netlink/DefaultGateway.swift \
