@@ -37,18 +37,6 @@ package struct ProbeExpectation: Sendable, Equatable {
     package var header: String
     package var timeout: Duration
 
-    package init(url: String, status: Int?, bodyPrefix: String, header: String, timeout: Duration) {
-        self.url = url
-        self.status = status
-        self.bodyPrefix = bodyPrefix
-        self.header = header
-        self.timeout = timeout
-    }
-
-    package init(url: String, reply: ExpectedReply, timeout: Duration) {
-        self.init(url: url, status: reply.status, bodyPrefix: reply.bodyPrefix, header: reply.header, timeout: timeout)
-    }
-
     /// The status wanted when `status` is not given: a body or header check
     /// needs a real answer (2xx); with neither, the reply is all there is, so
     /// we expect the generate_204 convention (a portal answers 200 with its page).
@@ -133,6 +121,13 @@ package struct ProbeExpectation: Sendable, Equatable {
             out.unicodeScalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
         }
         return String(out.trimmingSpaces())
+    }
+}
+
+extension ProbeExpectation {
+    /// In an extension, so that the struct keeps its memberwise initializer.
+    package init(url: String, reply: ExpectedReply, timeout: Duration) {
+        self.init(url: url, status: reply.status, bodyPrefix: reply.bodyPrefix, header: reply.header, timeout: timeout)
     }
 }
 
