@@ -7,6 +7,8 @@
 # a user created during the run) that started after the run began and is still
 # alive at its end is left behind too. What those users ran before the run
 # began (the machine's own daemons) is not counted.
+# Files count too: an entry named lifeline-* in the temporary folder that the
+# run made and left (a fixture's folder, a bus socket) is named as well.
 set -u
 marker="lifeline-test-run-$$-$RANDOM"
 nobody=$(id -u nobody 2>/dev/null || echo 65534)
@@ -20,6 +22,9 @@ started() {
   echo "${20}"
 }
 run_began=$(started $$)
+temporary=${TMPDIR:-/tmp}
+declare -A known_files=()
+for file in "$temporary"/lifeline-*; do known_files[$file]=1; done
 export LIFELINE_TEST_RUN="$marker"
 "$@"
 status=$?
@@ -60,6 +65,15 @@ done
 if [[ -n $left ]]; then
   echo "the tests left these processes running:" >&2
   echo "$left" >&2
+  exit 1
+fi
+left_files=()
+for file in "$temporary"/lifeline-*; do
+  [[ -e $file || -L $file ]] && [[ -z ${known_files[$file]:-} ]] && left_files+=("$file")
+done
+if (( ${#left_files[@]} )); then
+  echo "the tests left these files behind:" >&2
+  printf '%s\n' "${left_files[@]}" >&2
   exit 1
 fi
 exit $status

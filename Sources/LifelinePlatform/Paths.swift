@@ -14,8 +14,9 @@ public struct Paths: Sendable, Equatable {
     }
 
     /// From the environment: `XDG_CONFIG_HOME`, `XDG_STATE_HOME`, `XDG_RUNTIME_DIR`,
-    /// falling back to the spec's defaults under `$HOME`, and `/tmp/lifeline-$UID`
-    /// for a runtime dir when none is set (no systemd login session).
+    /// falling back to the XDG defaults under `$HOME`, and to `lifeline-$UID` in
+    /// `$TMPDIR` (else `/tmp`) for a runtime dir when none is set (no systemd
+    /// login session), as ssh-agent and PulseAudio fall back.
     public static func fromEnvironment(_ env: [String: String]) -> Paths {
         from { env[$0] }
     }
@@ -35,8 +36,14 @@ public struct Paths: Sendable, Equatable {
         return Paths(
             configHome: dir("XDG_CONFIG_HOME", home + "/.config"),
             stateHome: dir("XDG_STATE_HOME", home + "/.local/state"),
-            runtimeDir: dir("XDG_RUNTIME_DIR", "/tmp/lifeline-\(getuid())")
+            runtimeDir: dir("XDG_RUNTIME_DIR", withoutTrailingSlash(dir("TMPDIR", "/tmp")) + "/lifeline-\(getuid())")
         )
+    }
+
+    private static func withoutTrailingSlash(_ path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+        return String(path)
     }
 
     public var configFile: String { configHome + "/lifeline/config.toml" }

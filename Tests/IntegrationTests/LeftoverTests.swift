@@ -44,6 +44,26 @@ struct LeftoverTests {
         #expect(r.stderr.contains("the tests left these processes running:") && r.stderr.contains("sleep 300"), "\(r.stderr)")
     }
 
+    /// A `lifeline-*` file a command made in the temporary folder and left there
+    /// is named; one that was there before is not.
+    @Test(.requires(.tools(["bash"])))
+    func theLeftoverCheckNamesAFileLeftInTheTemporaryFolder() throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("leftover-files-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        FileManager.default.createFile(atPath: temporary + "/lifeline-before", contents: nil)
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary
+        let script = PackagingTests.repo.appendingPathComponent("scripts/no-leftovers.sh").path
+
+        let clean = try Harness.run([script, "sh", "-c", "touch $TMPDIR/lifeline-gone && rm $TMPDIR/lifeline-gone"], environment: environment)
+        #expect(clean.status == 0, "\(clean.stderr)")
+        let left = try Harness.run([script, "sh", "-c", "mkdir $TMPDIR/lifeline-sysbus-1"], environment: environment)
+        #expect(left.status == 1)
+        #expect(left.stderr.contains("the tests left these files behind:\n\(temporary)/lifeline-sysbus-1"), "\(left.stderr)")
+        #expect(!left.stderr.contains("lifeline-before"))
+    }
+
     /// What that user ran before the check began (the machine's own) is not counted.
     @Test(.requires(.rootAnd(["bash", "setpriv", "sleep"])))
     func theLeftoverCheckLeavesTheDesktopUsersEarlierProcessesAlone() throws {

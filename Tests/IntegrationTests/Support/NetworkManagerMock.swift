@@ -18,6 +18,8 @@ final class NetworkManagerMock: @unchecked Sendable {
     let address: String
     private var mock: Spawned?
     private let logPath: String
+    /// The socket of the bus started here, which dbus-daemon leaves behind when killed.
+    private var ownSocket: String?
 
     /// Whether dbus-daemon and python-dbusmock are here (a failure under
     /// LIFELINE_REQUIRE_INTEGRATION=1 when not).
@@ -46,6 +48,7 @@ final class NetworkManagerMock: @unchecked Sendable {
         bus = nil
         address = "unix:path=\(socket)"
         ownBus = try Spawned(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"])
+        ownSocket = socket
         logPath = socket + ".dbusmock.log"
         await Harness.waitUntil("dbus-daemon at \(socket)") { FileManager.default.fileExists(atPath: socket) }
     }
@@ -89,6 +92,7 @@ final class NetworkManagerMock: @unchecked Sendable {
     deinit {
         _ = mock?.kill()
         _ = ownBus?.kill()
+        if let ownSocket { unlink(ownSocket) }
         try? FileManager.default.removeItem(atPath: logPath)
         try? FileManager.default.removeItem(atPath: callLogPath)
     }
