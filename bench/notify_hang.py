@@ -11,7 +11,7 @@ GetStatus() and Check() round trips from one client (`lifeline-bench call`).
 A stopped dunst keeps libnotify waiting for its 25 s timeout on every toast.
 Usage: notify_hang.py LIFELINE LIFELINE_BENCH [ROUNDS]
 """
-import json, os, re, signal, statistics, subprocess, sys, tempfile, time
+import json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
 
 lifeline, bench = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 40
@@ -114,3 +114,4 @@ finally:
     for p in reversed(procs):
         p.send_signal(signal.SIGKILL)
         p.wait()
+    shutil.rmtree(work, ignore_errors=True)

@@ -10,7 +10,7 @@ moment its line arrives: no polling that would compete with dunst for the CPU.
 Percentiles are nearest-rank; 100 outages by default, so p99 is not the maximum.
 Usage: notify_latency.py LIFELINE_BINARY [ROUNDS]
 """
-import json, math, os, re, signal, statistics, subprocess, sys, tempfile, threading, time
+import json, math, os, re, shutil, signal, statistics, subprocess, sys, tempfile, threading, time
 
 lifeline = sys.argv[1]
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 100
@@ -125,3 +125,4 @@ finally:
     for p in reversed(procs):
         p.send_signal(signal.SIGKILL)
         p.wait()
+    shutil.rmtree(work, ignore_errors=True)
