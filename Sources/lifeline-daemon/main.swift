@@ -32,6 +32,6 @@ let logger = DaemonLogging.bootstrap()
 // memory that then stays resident all day. Nothing runs on the main queue.
 Task.detached {
     let code = await Daemon.run(configPath: options.config, logger: logger)
-    exit(code.rawValue)
+    ProcessEnd.now(code.rawValue)
 }
 while true { pause() }
