@@ -8,7 +8,9 @@
 # alive at its end is left behind too. What those users ran before the run
 # began (the machine's own daemons) is not counted.
 # Files count too: an entry named lifeline-* in the temporary folder that the
-# run made and left (a fixture's folder, a bus socket) is named as well.
+# run made and left (a fixture's folder, a bus socket) is named as well, and so
+# is an X server's lock file (/tmp/.X<display>-lock, always in /tmp): an X
+# server killed rather than stopped leaves it there for good.
 set -u
 marker="lifeline-test-run-$$-$RANDOM"
 nobody=$(id -u nobody 2>/dev/null || echo 65534)
@@ -23,8 +25,14 @@ started() {
 }
 run_began=$(started $$)
 temporary=${TMPDIR:-/tmp}
+watched_files() {
+  local file
+  for file in "$temporary"/lifeline-* /tmp/.X*-lock; do
+    [[ -e $file || -L $file ]] && echo "$file"
+  done
+}
 declare -A known_files=()
-for file in "$temporary"/lifeline-*; do known_files[$file]=1; done
+while read -r file; do known_files[$file]=1; done < <(watched_files)
 export LIFELINE_TEST_RUN="$marker"
 "$@"
 status=$?
@@ -68,9 +76,9 @@ if [[ -n $left ]]; then
   exit 1
 fi
 left_files=()
-for file in "$temporary"/lifeline-*; do
-  [[ -e $file || -L $file ]] && [[ -z ${known_files[$file]:-} ]] && left_files+=("$file")
-done
+while read -r file; do
+  [[ -z ${known_files[$file]:-} ]] && left_files+=("$file")
+done < <(watched_files)
 if (( ${#left_files[@]} )); then
   echo "the tests left these files behind:" >&2
   printf '%s\n' "${left_files[@]}" >&2

@@ -64,6 +64,17 @@ struct LeftoverTests {
         #expect(!left.stderr.contains("lifeline-before"))
     }
 
+    /// An X server killed rather than stopped leaves its lock in /tmp, wherever TMPDIR points.
+    @Test(.requires(.tools(["bash"])))
+    func theLeftoverCheckNamesAnXServerLockLeftBehind() throws {
+        let lock = "/tmp/.X\(60_000 + getpid() % 5_000)-lock"
+        defer { unlink(lock) }
+        let script = PackagingTests.repo.appendingPathComponent("scripts/no-leftovers.sh").path
+        let left = try Harness.run([script, "sh", "-c", "echo 1 > \(lock)"])
+        #expect(left.status == 1)
+        #expect(left.stderr.contains("the tests left these files behind:\n\(lock)"), "\(left.stderr)")
+    }
+
     /// What that user ran before the check began (the machine's own) is not counted.
     @Test(.requires(.rootAnd(["bash", "setpriv", "sleep"])))
     func theLeftoverCheckLeavesTheDesktopUsersEarlierProcessesAlone() throws {

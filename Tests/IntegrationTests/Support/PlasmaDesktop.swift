@@ -227,7 +227,10 @@ final class PlasmaDesktop: @unchecked Sendable {
     }
 
     deinit {
-        for p in processes.reversed() { p.kill() }
+        // Xvfb, started first, gets SIGTERM: killed, it would leave its lock
+        // file and socket in /tmp for good.
+        for p in processes.dropFirst().reversed() { p.kill() }
+        processes.first?.stop()
         // plasmashell's KIO workers run in sessions of their own; they leave once
         // plasmashell has gone, and are stopped here if they have not.
         for pid in Self.processes(mentioning: root.path) { Glibc.kill(pid, SIGKILL) }
