@@ -418,14 +418,17 @@ import Testing
 
     /// The voluntary context switches of the threads named `name` once they are
     /// all asleep and stay so.
+    /// Two readings are compared only 10 ms apart (waitUntil's interval), never
+    /// back to back: a thread on its way to sleep already shows "S" a moment
+    /// before its switch is counted, and two readings inside that moment agree.
     private static func settled(_ name: String) async -> [String: Int] {
-        var last = switches(of: name)
+        var last: [String: Int]? = nil
         _ = await waitUntil("the threads to sleep") {
             let now = switches(of: name)
             defer { last = now }
             return now == last && states(of: name).allSatisfy { $0 == "S" }
         }
-        return last
+        return last ?? [:]
     }
 
     /// Lets time pass until CLOCK_BOOTTIME reads `deadline` (ns): a window to count wake-ups over.
