@@ -418,6 +418,7 @@ import Testing
 
     /// The voluntary context switches of the threads named `name` once they are
     /// all asleep and stay so.
+    ///
     /// Two readings are compared only 10 ms apart (waitUntil's interval), never
     /// back to back: a thread on its way to sleep already shows "S" a moment
     /// before its switch is counted, and two readings inside that moment agree.
