@@ -187,10 +187,12 @@ import Testing
     }
 
     /// The first probe loads libcurl and its TLS library on a thread of its
-    /// own. A daemon stopped right then must still end with 0: ending it with
-    /// exit(3) tore those libraries down under that thread, and one stop in
-    /// thirty to a hundred ended in a segmentation fault. Stopped as soon as its
-    /// log shows the probe starting, 150 times, so that the old crash shows.
+    /// own: here because the fixture's proxy variables send every request
+    /// through libcurl, outside tests for an `https://` check or a proxy. A
+    /// daemon stopped right then must still end with 0: ending it with exit(3)
+    /// tore those libraries down under that thread, and one stop in thirty to
+    /// a hundred ended in a segmentation fault. Stopped as soon as its log
+    /// shows the probe starting, 150 times, so that the old crash shows.
     @Test func stoppingAsTheFirstProbeStartsEndsCleanly() async throws {
         for attempt in 1...150 {
             let f = try DaemonFixture()
