@@ -69,7 +69,7 @@ import Testing
         try f.start()
         defer { f.stopNow() }
         try net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         let pid = try #require(f.process?.pid)
 
         try f.writeConfig(bad.toml)
@@ -79,7 +79,7 @@ import Testing
                 "\(f.daemonLog)")
         // Still alive, still on the old config: its monitor still drives the log.
         try net.say("limited", interface: "eth0")
-        await Harness.waitUntil("limited") { f.loggedStates() == ["online", "limited"] }
+        await f.waitForLogged(["online", "limited"])
         #expect(f.process?.isRunning == true)
         #expect(await f.stop() == 0)
     }

@@ -71,6 +71,14 @@ import Testing
             try run(["dbus-send", "--session", "--print-reply", "--dest=\(DBusServiceTests.name)", DBusServiceTests.path,
                      "org.freedesktop.DBus.Properties.Get", "string:\(DBusServiceTests.name)", "string:\(name)"]).stdout
         }
+
+        /// Waits until the service's `State` property is `state`: the service is
+        /// updated on its own schedule, apart from the files.
+        func waitForService(_ state: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+            await Harness.waitUntil("the service to say \(state)", sourceLocation: sourceLocation) {
+                (try? getProperty("State"))?.contains("string \"\(state)\"") == true
+            }
+        }
     }
 
     static var packagedXML: String {
@@ -194,7 +202,7 @@ import Testing
         #expect(watched.compactMap { $0["state"] as? String } == ["unknown", "online", "offline", "limited", "portal", "online", "online", "offline"])
         #expect(watched.count == 8 && (watched[6]["rtt_ms"] as? Double) == 20.5)
         // The log sink wrote the same transitions: one event stream, several surfaces.
-        #expect(s.daemon.loggedStates() == ["online", "offline", "limited", "portal", "online", "offline"])
+        await s.daemon.waitForLogged(["online", "offline", "limited", "portal", "online", "offline"])
         watch.stop()
         #expect(await s.daemon.stop() == 0)
     }
@@ -224,7 +232,8 @@ import Testing
         let s = try Setup()
         try await s.start()
         try s.observe([#"{"state":"online","interface":"eth0"}"#])
-        await Harness.waitUntil("the first daemon to publish online") { s.daemon.loggedStates() == ["online"] }
+        await s.daemon.waitForLogged(["online"])
+        await s.waitForService("online")
         let pid = try #require(s.daemon.process?.pid)
 
         // Same folders and bus: the second one must stop before it touches anything.
@@ -344,7 +353,9 @@ import Testing
         let s = try Setup()
         try await s.start()
         try s.observe([#"{"state":"online","interface":"eth0","kind":"ethernet","reason":"probe answered"}"#])
-        await Harness.waitUntil("online") { s.daemon.loggedStates() == ["online"] }
+        await s.daemon.waitForLogged(["online"])
+        // The service is a surface of its own, updated on its own schedule: wait for it too.
+        await s.waitForService("online")
 
         // Without the state file, the answer can only come from D-Bus.
         try FileManager.default.removeItem(atPath: s.daemon.stateFilePath)
@@ -356,7 +367,8 @@ import Testing
         #expect(check.stdout == "online eth0\n")
 
         try s.observe([#"{"state":"offline","reason":"carrier lost"}"#])
-        await Harness.waitUntil("offline") { s.daemon.loggedStates().last == "offline" }
+        await s.daemon.waitForLogged(["online", "offline"])
+        await s.waitForService("offline")
         #expect(try s.daemon.cli(["status"]).status == 1)
         #expect(try s.daemon.cli(["check"]).status == 1)
 

@@ -18,7 +18,7 @@ import Testing
                           timeout: Duration = .seconds(15)) async -> String {
         _ = await Harness.waitUntil(timeout: timeout, "\(state)/\(diagnosis) (now: \(fixture.stateJSON() ?? [:]))") {
             let s = fixture.stateJSON()
-            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis
+            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis && fixture.filesAgree()
         }
         return fixture.stateJSON()?["reason"] as? String ?? ""
     }
@@ -177,7 +177,7 @@ import Testing
         try d.lab.startServer(.ok)
         let fixture = try ProbeTests().startDaemon(d.lab, config: ProbeTests.config(url: d.checkURLByName))
         let marked = await Harness.waitUntil(timeout: .seconds(20), "families.ipv6 limited (now: \(fixture.stateJSON() ?? [:]))") {
-            (fixture.stateJSON()?["families"] as? [String: String]) == ["ipv4": "online", "ipv6": "limited"]
+            (fixture.stateJSON()?["families"] as? [String: String]) == ["ipv4": "online", "ipv6": "limited"] && fixture.filesAgree()
         }
         #expect(marked)
         let status = try fixture.statusJSON()
@@ -238,7 +238,7 @@ import Testing
     func waitForStateFile(_ d: DaemonFixture, _ state: String, _ diagnosis: String, _ reason: String) async {
         let ok = await Harness.waitUntil(timeout: .seconds(10), "\(state)/\(diagnosis) (now: \(d.stateJSON() ?? [:]))") {
             let s = d.stateJSON()
-            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis
+            return s?["state"] as? String == state && s?["diagnosis"] as? String == diagnosis && d.filesAgree()
         }
         if ok { #expect(d.stateJSON()?["reason"] as? String == reason) }
     }

@@ -32,9 +32,8 @@ import Testing
         let fixture = try ProbeTests().startDaemon(lab, config: Self.config(urls: urls))
         #expect(await fixture.waitForState("online", timeout: .seconds(10)), "\(fixture.daemonLog)")
         // While the first answers, each round is one request, to it.
-        try await Task.sleep(for: .seconds(5))
+        #expect(await Harness.waitUntil(timeout: .seconds(15), "two rounds at the first") { lab.requests(tag: "first").count >= 2 })
         #expect(lab.requests(tag: "second").isEmpty, "asked the second while the first answered")
-        #expect(lab.requests(tag: "first").count >= 2)
 
         try lab.blackhole(address: first)
         #expect(try await Self.staysOnline(fixture, for: .seconds(30)), "published \(fixture.loggedStates())")

@@ -81,7 +81,7 @@ import Testing
         defer { f.stopNow() }
         await Harness.waitUntil("serving") { f.daemonLog.contains("serving \(Self.name)") }
         try net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         let gauge = try #require(f.gauge)
 
         // Warm up with the same mix (the allocator's pools reach the size a megabyte
@@ -123,7 +123,7 @@ import Testing
 
         // Still serving, and still publishing.
         try net.say("offline", reason: "after the storm of calls")
-        await Harness.waitUntil("offline") { f.loggedStates() == ["online", "offline"] }
+        await f.waitForLogged(["online", "offline"])
         let status = try Harness.run(["gdbus", "call", "--session", "--dest", Self.name, "--object-path", Self.path,
                                       "--method", "\(Self.name).GetStatus"], environment: f.environment)
         #expect(status.stdout.contains("'offline'"), "\(status)")

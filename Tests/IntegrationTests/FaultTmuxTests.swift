@@ -19,7 +19,7 @@ import Testing
 
         /// Waits (bounded) until every server in `names` shows `state`.
         func expectShown(_ state: String, on names: [String], sourceLocation: SourceLocation = #_sourceLocation) async {
-            await Harness.waitUntil(timeout: .seconds(3), "\(state) on \(names)", sourceLocation: sourceLocation) {
+            await Harness.waitUntil("\(state) on \(names)", sourceLocation: sourceLocation) {
                 names.allSatisfy { (try? tmux.option($0)) == state }
             }
         }

@@ -37,7 +37,7 @@ import Testing
             try net.say(state, interface: state == "online" ? "eth0" : "")
             await Harness.waitUntil("\(state) in the log") { f.loggedStates().count == i + 1 }
         }
-        #expect(f.loggedStates() == ["online", "offline", "online", "offline", "online"])
+        await f.waitForLogged(["online", "offline", "online", "offline", "online"])
         #expect(try f.cli(["status", "--format", "{state}"]).stdout == "online\n")
 
         // What a user sees: the fixture logs at debug level, a user's daemon at info.

@@ -314,7 +314,7 @@ import Testing
         await Desktop.waitUntilMonitoring(monitor)
         try net.say("online", interface: "eth0")
         try fixture.start()
-        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        await fixture.waitForLogged(["online"])
         try net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("the outage toast") { desktop.displayedCount() == 1 }
 

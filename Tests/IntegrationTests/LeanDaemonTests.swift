@@ -35,7 +35,7 @@ import Testing
         defer { f.stopNow() }
 
         try net.say("online", interface: "eth0", reason: "probe answered")
-        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         #expect(f.daemonLog.contains("from \(config)"), "\(f.daemonLog)")
 
         let pid = try #require(f.process?.pid)
@@ -150,7 +150,7 @@ import Testing
                                  stdout: .file(f.path("cli-daemon.log")), stderr: .stdout)
         defer { _ = daemon.stop() }
         try net.say("online", interface: "eth0", reason: "probe answered")
-        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon.pid)/exe")
         #expect(URL(fileURLWithPath: executable).lastPathComponent == "lifeline-daemon", "the daemon runs \(executable)")
     }

@@ -83,7 +83,7 @@ import Testing
         defer { fixture.stopNow() }
         try fixture.start()
         try net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        await fixture.waitForLogged(["online"])
         try net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { desktop.displayedCount() == 1 }
         desktop.pauseNotificationServer()

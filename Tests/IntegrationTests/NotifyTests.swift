@@ -15,7 +15,7 @@ import Testing
 
     /// Starts the desktop (with `server`, dunst by default), a Notify watcher and the daemon.
     /// With `checkAnswer`, the monitor answers each "check" with that JSON observation.
-    func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms",
+    func lab(server: NotificationServer? = .dunst, checkAnswer: String? = nil, down: String = "300ms", up: String = "200ms",
              dbus: Bool = false) async throws -> Lab {
         let desktop = try Desktop()
         if let server { try await desktop.startNotificationServer(server) }
@@ -35,7 +35,7 @@ import Testing
             try fixture.writeConfig("""
                 [debounce]
                 down = "\(down)"
-                up = "200ms"
+                up = "\(up)"
                 [[monitor]]
                 kind = "exec"
                 command = ["\(script)"]
@@ -50,7 +50,7 @@ import Testing
             try fixture.writeConfig("""
                 [debounce]
                 down = "\(down)"
-                up = "200ms"
+                up = "\(up)"
                 \(net.monitorTOML)
                 [[sink]]
                 kind = "libnotify"
@@ -69,7 +69,7 @@ import Testing
         let lab = try await lab()
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "wlan0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         #expect(lab.calls.notifies.isEmpty, "no toast because the daemon started")
 
         try lab.net.say("offline", reason: "default route via wlan0 removed")
@@ -108,11 +108,13 @@ import Testing
     }
 
     @Test func fiftyFlapsInTenSecondsMakeOneToast() async throws {
-        let lab = try await lab()
+        // A recovery must hold 2 s, forty times the 50 ms the cable stays up: a
+        // paused test process stretches an up phase, but not that far.
+        let lab = try await lab(up: "2s")
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
-        // A loose cable: down 150 ms, up 50 ms, fifty times; recovery never holds 200 ms.
+        await lab.fixture.waitForLogged(["online"])
+        // A loose cable: down 150 ms, up 50 ms, fifty times; recovery never holds.
         for _ in 0..<50 {
             try lab.net.say("offline", reason: "carrier lost on eth0")
             try await Task.sleep(for: .milliseconds(150))
@@ -120,7 +122,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         // The storm is one outage: published once, ended once.
-        await Harness.waitUntil("recovered") { lab.fixture.loggedStates() == ["online", "offline", "online"] }
+        await lab.fixture.waitForLogged(["online", "offline", "online"])
         await Harness.waitUntil("back online") { lab.calls.notifies.last?.summary == "Back online" }
         #expect(lab.outageToasts.count == 1, "one toast, never a stack: \(lab.outageToasts.map(\.summary))")
         #expect(lab.outageToasts.first?.replacesID == 0)
@@ -130,7 +132,7 @@ import Testing
         let lab = try await lab(checkAnswer: #"{"state":"online","interface":"eth0","reason":"checked"}"#)
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
         let mark = lab.fixture.path("checked")
@@ -151,7 +153,7 @@ import Testing
         let lab = try await lab(checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
 
@@ -175,7 +177,7 @@ import Testing
         let lab = try await lab(server: .xfce4Notifyd, checkAnswer: #"{"state":"offline","reason":"cable pulled"}"#)
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.desktop.viewableWindows(of: .xfce4Notifyd) == 1 }
         try lab.desktop.clickFirstButton(of: .xfce4Notifyd)
@@ -190,7 +192,7 @@ import Testing
         let lab = try await lab()
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
         #expect(try lab.desktop.dunstctl(["close"]).status == 0)
@@ -214,7 +216,7 @@ import Testing
         let lab = try await lab(server: server)
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("outage toast on screen") {
             lab.outageToasts.count == 1 && lab.desktop.viewableWindows(of: server) == 1
@@ -240,11 +242,11 @@ import Testing
         defer { lab.fixture.stopNow() }
         await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         let muted = ContinuousClock.now  // before the call: the mute starts while it is answered
         try mute(lab, seconds: 2)
         try lab.net.say("offline", reason: "cable pulled")
-        await Harness.waitUntil("offline") { lab.fixture.loggedStates() == ["online", "offline"] }
+        await lab.fixture.waitForLogged(["online", "offline"])
         // No update comes when a mute runs out: the sink has to notice by itself.
         await Harness.waitUntil("shown when the mute ran out") { lab.outageToasts.count == 1 && lab.desktop.displayedCount() == 1 }
         #expect(ContinuousClock.now - muted >= .seconds(2), "shown while muted")
@@ -256,12 +258,12 @@ import Testing
         defer { lab.fixture.stopNow() }
         await Harness.waitUntil("serving") { lab.fixture.daemonLog.contains("serving org.lifeline.Lifeline1") }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try mute(lab, seconds: 3600)
         try lab.net.say("offline", reason: "cable pulled")
-        await Harness.waitUntil("offline") { lab.fixture.loggedStates() == ["online", "offline"] }
+        await lab.fixture.waitForLogged(["online", "offline"])
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("the outage came and went") { lab.fixture.loggedStates() == ["online", "offline", "online"] }
+        await lab.fixture.waitForLogged(["online", "offline", "online"])
         try mute(lab, seconds: 0)
         // A later outage is shown: proof that the sink went on reading, and that nothing came before it.
         try lab.net.say("offline", reason: "second outage")
@@ -273,7 +275,7 @@ import Testing
         let lab = try await lab()
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         try lab.net.say("offline", reason: "cable pulled")
         await Harness.waitUntil("toast") { lab.desktop.displayedCount() == 1 }
         // Nobody keeps it true any more: it must not stay on screen.
@@ -288,7 +290,7 @@ import Testing
         let lab = try await lab()
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { lab.fixture.loggedStates() == ["online"] }
+        await lab.fixture.waitForLogged(["online"])
         func say(reason: String) throws {
             let line = try JSONSerialization.data(withJSONObject: ["state": "offline", "reason": reason])
             try lab.net.raw(String(decoding: line, as: UTF8.self))
@@ -349,10 +351,10 @@ import Testing
         defer { lab.fixture.stopNow() }
         try lab.net.say("online", interface: "eth0")
         try lab.net.say("offline", reason: "cable pulled")
-        await Harness.waitUntil("offline logged") { lab.fixture.loggedStates() == ["online", "offline"] }
+        await lab.fixture.waitForLogged(["online", "offline"])
         await Harness.waitUntil("fallback logged") { lab.fixture.daemonLog.contains("no notification server") }
         try lab.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online again") { lab.fixture.loggedStates() == ["online", "offline", "online"] }
+        await lab.fixture.waitForLogged(["online", "offline", "online"])
         #expect(lab.fixture.process?.isRunning == true)
     }
 }

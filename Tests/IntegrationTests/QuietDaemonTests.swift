@@ -25,7 +25,7 @@ import Testing
         f.commandPrefix = ["ip", "netns", "exec", net.client]
         try f.start()
         defer { f.stopNow() }
-        await Harness.waitUntil("online in the log") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         let pid = try #require(f.process?.pid)
 
         // Start-up settles (threads finish their first work and sleep); then a

@@ -3,21 +3,22 @@ import LifelineTestKit
 import Testing
 
 /// What a probe round costs the whole daemon while online and idle: the
-/// timer that starts it and the check server's reply, nothing more. The reply
+/// timer that starts it and the check server's reply (and the handshake's
+/// answer, when the thread parked before it came), nothing more. The reply
 /// wakes the thread that goes on with the probe (no thread of the probe's own
 /// woken and then waking another to hand its result over), and the counter
 /// watcher, backed off, samples right after the result on that same thread.
 /// Counted with the kernel's voluntary context switches of every thread of
 /// the daemon; no thread comes meanwhile.
 @Suite(.serialized) struct QuietProbeRoundTests {
-    @Test(.requires(.rootAnd(["ip", "nft", "python3", "dbus-daemon"]))) func anIdleProbeRoundWakesTheDaemonTwice() async throws {
+    @Test(.requires(.rootAnd(["ip", "nft", "python3", "dbus-daemon"]))) func anIdleProbeRoundWakesTheDaemonForItsTimerAndReplyOnly() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let bus = try PrivateBus()
         let fixture = try startDaemon(lab, bus: bus)
         #expect(await fixture.waitForState("online", timeout: .seconds(10)))
         try await Task.sleep(for: .seconds(3))  // start-up work settles: the fixed warm-up, not a wait for anything
-        try await expectTwoWakeUpsPerRound(fixture, minimumRounds: 4)
+        try await expectFewWakeUpsPerRound(fixture, minimumRounds: 4)
         #expect(fixture.loggedStates() == ["online"])
         #expect(await fixture.stop() == 0)
     }
@@ -26,7 +27,7 @@ import Testing
     /// its timer and for the connect's deadline, and the counter watcher,
     /// backed off to the interval, samples right after each round instead of
     /// on a timer of its own (which added a wake-up per interval).
-    @Test(.requires(.rootAnd(["ip", "nft", "python3", "dbus-daemon"]))) func anIdleRoundInAnOutageWakesTheDaemonTwice() async throws {
+    @Test(.requires(.rootAnd(["ip", "nft", "python3", "dbus-daemon"]))) func anIdleRoundInAnOutageWakesTheDaemonForItsTimerAndDeadlineOnly() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.ok)
         let bus = try PrivateBus()
@@ -37,7 +38,7 @@ import Testing
         try lab.blackhole()
         #expect(await fixture.waitForState("limited", timeout: .seconds(15)))
         try await Task.sleep(for: .seconds(8))  // the ramp and the back-off settle: a fixed warm-up, not a wait for anything
-        try await expectTwoWakeUpsPerRound(fixture, minimumRounds: 3)  // rounds of 1 s every 3 s
+        try await expectFewWakeUpsPerRound(fixture, minimumRounds: 3)  // rounds of 1 s every 3 s
         #expect(fixture.loggedStates() == ["online", "limited"])
         #expect(await fixture.stop() == 0)
     }
@@ -61,23 +62,24 @@ import Testing
             """, environment: bus.environment)
     }
 
-    /// Over a fixed 12 s window: at most two wake-ups per probe round (a round
-    /// cut by the window's edges may add two), and no thread came (one started
-    /// for a round would take its wake-ups with it when it ends; one may go:
-    /// libdispatch ends its idle worker a few seconds after start-up, where the
-    /// signal handlers ran).
-    private func expectTwoWakeUpsPerRound(_ fixture: DaemonFixture, minimumRounds: Int) async throws {
+    /// Over a window of `minimumRounds` probe rounds, however long the machine
+    /// takes for them: at most three wake-ups per round (the timer and the reply,
+    /// and the TCP handshake's answer when it comes after the thread has parked
+    /// for it, as it does or not by a few microseconds; a round cut by the
+    /// window's edges may add two), and no thread came (one started for a round
+    /// would take its wake-ups with it when it ends; one may go: libdispatch ends
+    /// its idle worker a few seconds after start-up, where the signal handlers ran).
+    private func expectFewWakeUpsPerRound(_ fixture: DaemonFixture, minimumRounds: Int) async throws {
         let pid = try #require(fixture.process?.pid)
         func roundsSoFar() -> Int { fixture.daemonLog.components(separatedBy: "probing (").count }
         let roundsBefore = roundsSoFar()
         let before = ThreadSwitches(pid: pid)
-        try await Task.sleep(for: .seconds(12))  // the fixed window
+        await Harness.waitUntil(timeout: .seconds(60), "\(minimumRounds) probe rounds") { roundsSoFar() - roundsBefore >= minimumRounds }
         let after = ThreadSwitches(pid: pid)
         let rounds = roundsSoFar() - roundsBefore
-        #expect(rounds >= minimumRounds, "only \(rounds) probe rounds in 12 s")
         #expect(Set(after.byThread.keys).isSubset(of: before.byThread.keys), "threads came: \(before.names) → \(after.names)")
         let woken = after.byThread.values.reduce(0, +) - before.byThread.values.reduce(0, +)
         let byName = after.byName.map { name, count in (name, count - (before.byName[name] ?? 0)) }.filter { $0.1 > 0 }
-        #expect(woken <= 2 * rounds + 2, "\(woken) wake-ups for \(rounds) probe rounds: \(byName)")
+        #expect(woken <= 3 * rounds + 2, "\(woken) wake-ups for \(rounds) probe rounds: \(byName)")
     }
 }

@@ -26,7 +26,7 @@ import Testing
         try f.start()
         defer { f.stopNow() }
         try monitor.net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         #expect(startCount(monitor.starts) == 1)
         let pid = try #require(f.process?.pid)
 

@@ -110,11 +110,15 @@ import Testing
         defer { run.stop() }
         func count() -> Int { ((try? String(contentsOfFile: runs, encoding: .utf8)) ?? "").split(separator: "\n").count }
         await Harness.waitUntil("the first run") { count() == 1 }
+        // `run` asks the new daemon for its state once it sees it come back: that call is the barrier.
+        let calls = try lab.callMonitor()
+        defer { calls.stop() }
+        await Harness.waitUntil("dbus-monitor to listen") { calls.output.contains("member=") || calls.output.contains("NameAcquired") }
         #expect(await lab.daemon.stop() == 0)
         try? FileManager.default.removeItem(atPath: lab.daemon.stateFilePath)
         try lab.daemon.start()
         await Harness.waitUntil("the daemon back, online") { lab.stateFile.contains(#""state":"online""#) }
-        try await Task.sleep(for: .milliseconds(500))  // `run` hears it come back
+        await Harness.waitUntil("`run` to hear it come back") { calls.output.contains("member=GetStatus") }
         FileManager.default.createFile(atPath: go, contents: nil)
         #expect(await JobsTests.waitForExit(run) == 1, "\(run.output)")
         #expect(count() == 1, "ran again after a daemon restart: \(run.output)")
@@ -140,7 +144,7 @@ import Testing
         await daemon.stop(signal: SIGKILL)
         let clock = ContinuousClock()
         let killed = clock.now
-        await Harness.waitUntil(timeout: .seconds(1), "the monitor's program to end") { !RunSignalsTests.alive(tails[0]) }
+        await Harness.waitUntil("the monitor's program to end") { !RunSignalsTests.alive(tails[0]) }
         #expect(!RunSignalsTests.alive(tails[0]), "tail \(tails[0]) still runs \(clock.now - killed) after the daemon was killed")
         kill(tails[0], SIGKILL)
     }

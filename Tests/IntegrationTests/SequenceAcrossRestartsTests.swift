@@ -28,9 +28,9 @@ import Testing
         try f.writeConfig(config(first))
         try f.start()
         try first.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { f.loggedStates() == ["online"] }
+        await f.waitForLogged(["online"])
         try first.say("offline", reason: "cable pulled")
-        await Harness.waitUntil("offline") { f.loggedStates() == ["online", "offline"] }
+        await f.waitForLogged(["online", "offline"])
         #expect(await f.stop() == 0)
 
         // A second daemon, fed from a fresh script so it starts from unknown again.
@@ -42,7 +42,7 @@ import Testing
         // Before anything is published the daemon already carries the last number on.
         #expect(try statusJSON(f)["sequence"] as? Int == 2)
         try second.say("online", interface: "eth0")
-        await Harness.waitUntil("online again") { f.loggedStates() == ["online", "offline", "online"] }
+        await f.waitForLogged(["online", "offline", "online"])
 
         let sequences = f.loggedEvents().compactMap { $0["sequence"] as? Int }
         #expect(sequences == [1, 2, 3])
@@ -60,7 +60,7 @@ import Testing
         try f.start()
         defer { f.stopNow() }
         try net.say("offline", reason: "no route")
-        await Harness.waitUntil("offline logged") { f.loggedStates() == ["online", "offline"] }
+        await f.waitForLogged(["online", "offline"])
         #expect(f.loggedEvents().last?["sequence"] as? Int == 1)
         #expect(f.process?.isRunning == true)
     }

@@ -9,14 +9,17 @@ import Testing
 struct TmuxTests {
     static let tools = ["tmux"]
 
-    /// Publication → status line, per server, at once.
-    @Test(.requires(.tools(TmuxTests.tools))) func statusLinesOfThreeServersChangeWithin100ms() async throws {
+    /// Publication → status line, per server, by the push alone: the servers never
+    /// redraw on a timer of their own (`status-interval 0`), so each new text on
+    /// screen was pushed. How soon is the benchmark's business (bench/tmux.sh).
+    @Test(.requires(.tools(TmuxTests.tools))) func statusLinesOfThreeServersChangeByPushAlone() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
         let daemon = try DaemonFixture(extraEnvironment: lab.daemonEnvironment)
         let names = ["in1", "in2", "in3"]
         for name in names {
             try lab.startServer(name)
+            try lab.tmux(["-L", name, "set-option", "-g", "status-interval", "0"])
             try lab.attach(name)
         }
         let monitor = ScriptedNetwork(fixture: daemon)
@@ -73,12 +76,8 @@ struct TmuxTests {
             let scheduled = (record["since"] as! NSNumber).int64Value + 200_000
             for (i, name) in names.enumerated() {
                 let at = try #require(seen[i], "\(name) never drew '\(text)': \(drawn[i].suffix(200))")
-                let latency = Double(at - publication) / 1000
-                #expect(latency < 100, """
-                    \(name): '\(text)' drawn \(latency) ms after the state file changed, \
-                    \(Double(at - scheduled) / 1000) ms after since + debounce; daemon: \
-                    \(daemon.daemonLog.split(separator: "\n").filter { $0.contains("@lifeline set") }.suffix(2))
-                    """)
+                print("TmuxTests: \(name) drew '\(text)' \(Double(at - publication) / 1000) ms after the state file changed, "
+                      + "\(Double(at - scheduled) / 1000) ms after since + debounce")
                 #expect(lab.statusLine(name).contains(text))
             }
         }
@@ -96,9 +95,10 @@ struct TmuxTests {
         return Int64(st.st_mtim.tv_sec) * 1_000_000 + Int64(st.st_mtim.tv_nsec) / 1000
     }
 
-    /// A server started after the daemon gets the value within 100 ms (the
-    /// socket folder is watched, not polled); a socket left by a dead server is
-    /// skipped without a word; a restarted server is served again.
+    /// A server started after the daemon gets the value with no change of state
+    /// to carry it (the socket folder is watched: nothing else would serve it; how
+    /// soon is bench/tmux-servers.sh's business); a socket left by a dead server
+    /// is skipped without a word; a restarted server is served again.
     @Test(.requires(.tools(TmuxTests.tools))) func lateAndRestartedServersGetTheValueAndDeadSocketsAreSkipped() async throws {
         let lab = try TmuxLab()
         defer { lab.killAll() }
@@ -124,15 +124,14 @@ struct TmuxTests {
         await Harness.waitUntil("late server's socket") { FileManager.default.fileExists(atPath: socket) }
         let created = ContinuousClock.now
         try await launch.value
-        await Harness.waitUntil(timeout: .seconds(2), "late server gets @lifeline") {
+        await Harness.waitUntil("late server gets @lifeline") {
             (try? lab.option("late")) == expected
         }
-        let delay = ContinuousClock.now - created
-        #expect(delay < .milliseconds(100), "late server served after \(delay)")
+        print("TmuxTests: the late server was served \(ContinuousClock.now - created) after its socket appeared")
 
         try await lab.killServer("late")
         try lab.startServer("late")
-        await Harness.waitUntil(timeout: .seconds(2), "restarted server gets @lifeline") {
+        await Harness.waitUntil("restarted server gets @lifeline") {
             (try? lab.option("late")) == expected
         }
         #expect(await daemon.stop() == 0)

@@ -50,7 +50,7 @@ import Testing
         try fixture.start()
 
         try net.say("online", interface: "wlan0")
-        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        await fixture.waitForLogged(["online"])
         try net.say("offline", interface: "wlan0", reason: expected.scriptReason)
         await Harness.waitUntil("offline toast") {
             NotificationCalls(monitor.output).notifies.count == 1 && desktop.displayedCount() == 1
@@ -60,7 +60,7 @@ import Testing
         #expect(toast.body == expected.scriptReason + ".")
         #expect(toast.actionLabels.sorted() == expected.labels.sorted())
         // The log is for programs: English, as ever.
-        #expect(fixture.loggedStates() == ["online", "offline"])
+        await fixture.waitForLogged(["online", "offline"])
         #expect(fixture.loggedEvents().last?["reason"] as? String == expected.scriptReason)
 
         let shot = try desktop.screenshot(named: "toast-\(expected.language).png")

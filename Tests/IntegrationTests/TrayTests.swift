@@ -226,7 +226,7 @@ import Testing
         #expect(try String(contentsOfFile: opened, encoding: .utf8) == log + "\n")
         // The viewer is still open; the menu answers the next click at once.
         #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Check now"]).status == 0)
-        await Harness.waitUntil(timeout: .seconds(2), "a check request") {
+        await Harness.waitUntil("a check request") {
             (try? String(contentsOfFile: checks, encoding: .utf8))?.contains("check") == true
         }
         #expect(!FileManager.default.fileExists(atPath: daemonFixture.path("pwned")))
@@ -295,7 +295,7 @@ import Testing
         try fixture.start()
         // A reason is another program's text: a right-to-left override and a terminal escape in it.
         try net.say("offline", reason: "cable\\u202e pulled\\u001b[31m")
-        await Harness.waitUntil("offline") { fixture.loggedStates() == ["offline"] }
+        await fixture.waitForLogged(["offline"])
         await Harness.waitUntil("the tray looked for a host") { fixture.daemonLog.contains("no tray host on the session bus") }
         let said = fixture.daemonLog.split(separator: "\n").filter { $0.contains("tray") }
         #expect(said.allSatisfy { $0.contains("debug") }, "\(said)")
@@ -323,11 +323,11 @@ import Testing
         defer { fixture.stopNow() }
         try fixture.start()
         try net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        await fixture.waitForLogged(["online"])
         let online = await Self.settledCorner(tray, named: "tray-online-corner.png", unlike: empty)
         _ = try tray.screenshot(named: "tray-online.png")
         try net.say("offline", reason: "cable pulled")
-        await Harness.waitUntil("offline") { fixture.loggedStates() == ["online", "offline"] }
+        await fixture.waitForLogged(["online", "offline"])
         let offline = await Self.settledCorner(tray, named: "tray-offline-corner.png", unlike: online)
         _ = try tray.screenshot(named: "tray-offline.png")
         #expect(WaylandTray.colours(online) > 2, "the online corner is blank")
@@ -348,7 +348,7 @@ import Testing
         defer { fixture.stopNow() }
         try fixture.start()
         try net.say("online", interface: "eth0")
-        await Harness.waitUntil("online") { fixture.loggedStates() == ["online"] }
+        await fixture.waitForLogged(["online"])
         var registered: [String] {
             // as: ['<unique name>/StatusNotifierItem']
             (plasma.watcherProperty("RegisteredStatusNotifierItems") ?? "").split(separator: "'").filter { $0.hasSuffix("/StatusNotifierItem") }
@@ -363,7 +363,7 @@ import Testing
 
         let online = try await Self.trayCorner(plasma, state: "online", unlike: nil)
         try net.say("offline", reason: "cable pulled")
-        await Harness.waitUntil("offline") { fixture.loggedStates() == ["online", "offline"] }
+        await fixture.waitForLogged(["online", "offline"])
         let offline = try await Self.trayCorner(plasma, state: "offline", unlike: online)
         #expect(WaylandTray.differingPixels(online, offline) > 20, "the icon did not appear in Plasma's panel:\n\(plasma.logs)")
         try net.say("online", interface: "eth0")

@@ -120,8 +120,7 @@ import Testing
         defer { hanging.blocker.release() }
         #expect(await eventually { hanging.blocker.isBlocking })
 
-        struct Arrival: Sendable { var sequence: UInt64; var at: ContinuousClock.Instant }
-        let clock = ContinuousClock()
+        struct Arrival: Sendable { var sequence: UInt64 }
         final class Arrivals: Sendable {
             let value = Mutex<[[Arrival]]>(Array(repeating: [], count: 3))
             func withLock<R>(_ body: (inout [[Arrival]]) -> R) -> R { value.withLock { body(&$0) } }
@@ -132,17 +131,14 @@ import Testing
             let mailbox = bus.attachSink(policy: .latest)
             tasks.append(Task {
                 for await u in SinkUpdates(mailbox) where u.isTransition {
-                    let now = clock.now
-                    arrivals.withLock { $0[i].append(Arrival(sequence: u.event.sequence, at: now)) }
+                    arrivals.withLock { $0[i].append(Arrival(sequence: u.event.sequence)) }
                 }
             })
         }
         defer { tasks.forEach { $0.cancel() } }
 
         let m = bus.makeMonitorHandle(name: "m")
-        var published: [ContinuousClock.Instant] = []
         for n in 0..<20 {
-            published.append(clock.now)
             m.publish(observation(n % 2 == 0 ? .offline : .online))
             // Let each transition be taken before the next, so none coalesce away.
             let seq = UInt64(n + 1)
@@ -151,14 +147,9 @@ import Testing
         let all = arrivals.withLock { $0 }
         for sink in all {
             #expect(sink.map(\.sequence) == Array(1...20))
-            // Delivered, not stalled behind the blocked thread (how fast is the
-            // benchmark's business: `make bench`, bench/core.sh).
-            for a in sink {
-                let latency = published[Int(a.sequence) - 1].duration(to: a.at)
-                #expect(latency < .seconds(1), "delivery took \(latency)")
-            }
         }
-        // Still blocked, holding its thread: the others got everything meanwhile.
+        // Still blocked, holding its thread: the others got everything meanwhile,
+        // not stalled behind it (how fast is the benchmark's business: bench/core.sh).
         #expect(hanging.blocker.isBlocking)
         #expect(hanging.updates.count == 1)
         hanging.blocker.release()

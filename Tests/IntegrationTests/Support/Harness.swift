@@ -192,6 +192,31 @@ final class DaemonFixture: @unchecked Sendable {
 
     func loggedStates() -> [String] { loggedEvents().compactMap { $0["state"] as? String } }
 
+    /// The runtime state file, parsed; nil while there is none.
+    func stateJSON() -> [String: Any]? {
+        guard let data = FileManager.default.contents(atPath: stateFilePath) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    /// Whether the event log and the state file show the same newest transition.
+    /// Two writers, each with its own mailbox and schedule, keep them, so either
+    /// may lag: a test that waited on one and then reads the other waits for both.
+    /// A daemon without a `log` sink writes no log, and then only the state file counts.
+    func filesAgree() -> Bool {
+        guard let logged = loggedEvents().last?["sequence"] as? Int else { return true }
+        return stateJSON()?["sequence"] as? Int == logged
+    }
+
+    /// Waits until the event log holds exactly `states` and the state file shows the last of them.
+    @discardableResult
+    func waitForLogged(_ states: [String], timeout: Duration = .seconds(10),
+                       sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        await Harness.waitUntil(timeout: timeout, "\(states) logged and in the state file (log: \(loggedStates()), "
+                                + "state file: \(stateJSON()?["state"] ?? "none"))", sourceLocation: sourceLocation) {
+            loggedStates() == states && filesAgree()
+        }
+    }
+
     deinit {
         process?.kill()
         try? FileManager.default.removeItem(at: root)
