@@ -38,7 +38,8 @@ import Testing
             return late
         }
         let lateness = try #require(late)
-        #expect(lateness < .milliseconds(500), "the deadline fired \(lateness) late")
+        // Blocked behind the reloads it would fire 3 s late; a loaded machine may add a little, not that.
+        #expect(lateness < .seconds(2), "the deadline fired \(lateness) late")
         #expect(clock.now - started >= .seconds(3), "the reloads did not block in their children")
     }
 }

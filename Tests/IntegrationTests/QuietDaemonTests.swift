@@ -43,9 +43,13 @@ import Testing
     @Test(.requires(.rootAnd(["ip", "dbus-daemon"]), NetworkManagerMock.requirement)) func waitingForTheSystemBusWakesNothing() async throws {
         let net = try NetnsPair()
         let bus = try PrivateBus()
-        // A folder that does not exist yet either: its parent is watched until it does.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sysbus-\(UUID().uuidString.prefix(8))")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        // A folder that does not exist yet either: its parent is watched until it
+        // does. A parent of the test's own, which nothing else touches (in /tmp
+        // itself, any file another program made there woke the watch).
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sysbus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let folder = parent.appendingPathComponent("bus")
         let socket = folder.appendingPathComponent("system_bus_socket").path
         let f = try DaemonFixture(extraEnvironment: bus.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(socket)"]) { $1 })
         try f.writeConfig("""

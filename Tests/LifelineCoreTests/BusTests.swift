@@ -178,8 +178,9 @@ import Testing
         m.publish(Observation(role: .link, state: .online, interface: "eth0"))
         let clock = ContinuousClock()
         let start = clock.now
-        #expect(await bus.check(timeout: .seconds(5)).state == .online)
-        #expect(start.duration(to: clock.now) < .seconds(1))
+        // At once, not at the timeout: the margin is the timeout's, not the machine's speed.
+        #expect(await bus.check(timeout: .seconds(60)).state == .online)
+        #expect(start.duration(to: clock.now) < .seconds(30))
     }
 
     @Test func releasingAMonitorForgetsWhatItSaid() async {
@@ -300,8 +301,8 @@ import Testing
         netlink.publish(link(.offline, ""))
         let clock = ContinuousClock()
         let start = clock.now
-        let answer = await bus.check(timeout: .seconds(10))
-        #expect(start.duration(to: clock.now) < .milliseconds(500))
+        let answer = await bus.check(timeout: .seconds(60))
+        #expect(start.duration(to: clock.now) < .seconds(30), "waited for the timeout")
         // An explicit check publishes without waiting out the debounce window.
         #expect(answer.state == .offline)
         #expect(answer.reason == "default route removed")
