@@ -19,10 +19,11 @@ struct RunCommand: AsyncParsableCommand {
             and error, and exits with its status. When CMD fails and the connection was lost \
             while it ran, it waits for online and runs CMD again, up to --retries times. While \
             it waits, the outage toast counts it and offers Retry (run now) and Cancel.
-            Exit: CMD's status (128+N when it died of signal N); 1 when --timeout passes while \
+            Exit: CMD's status; when CMD died of signal N, lifeline dies of N too (as timeout \
+            does, so Ctrl-C stops a script that runs it); 1 when --timeout passes while \
             waiting for the network; 130 when cancelled before CMD ran (Ctrl-C, SIGTERM, the \
-            toast's Cancel, CancelJobs() on D-Bus). While CMD runs, SIGINT, SIGTERM and SIGHUP \
-            sent to lifeline are passed on to it (Ctrl-C reaches it from the terminal directly), \
+            toast's Cancel, CancelJobs() on D-Bus). While CMD runs, SIGINT, SIGTERM, SIGHUP and \
+            SIGQUIT sent to lifeline are passed on to it (Ctrl-C reaches it from the terminal directly), \
             Cancel sends it SIGTERM, and lifeline waits for it and exits with its status; a \
             command stopped that way, or one that died of SIGINT, is not run again. Signals \
             ignored when lifeline starts (nohup) stay ignored in CMD. A restarted daemon is not \
@@ -49,14 +50,18 @@ struct RunCommand: AsyncParsableCommand {
         let argv = command
         let limit = try timeout.map { try parseDuration($0, option: "--timeout") }
         SignalPipe.install()
-        let code: Int32
+        let ending: ChildCommand.Ending
         do {
-            code = try await JobRun(argv: argv, retries: retries, deadline: limit.map { .now + $0 }, timeout: limit).run()
+            ending = try await JobRun(argv: argv, retries: retries, deadline: limit.map { .now + $0 }, timeout: limit).run()
         } catch {
             printError("\(error)")
             throw ExitCode(1)
         }
-        if code != 0 { throw ExitCode(code) }
+        switch ending {
+        case .exited(0): return
+        case .exited(let code): throw ExitCode(code)
+        case .killed(let signal): ChildCommand.die(of: signal)
+        }
     }
 }
 
@@ -79,7 +84,9 @@ struct JobRun {
         return plain ? word : "'" + word.replacingAll("'", with: "'\\''") + "'"
     }
 
-    func run() async throws -> Int32 {
+    /// How the last run of the command ended (a wait that ended first `exited`
+    /// with 1 or 130).
+    func run() async throws -> ChildCommand.Ending {
         let events: DaemonEvents
         switch Self.connect() {
         case .success(let connected): events = connected
@@ -95,14 +102,14 @@ struct JobRun {
                 job.set(attempt == 0 ? .waiting : .retrying)
                 switch waitForNetwork(events, job: job) {
                 case .go: break
-                case .exit(let code): return code
+                case .exit(let code): return .exited(code)
                 }
             }
             job.set(.running)
-            let (status, lost, stopped) = try runOnce(events, job: job)
-            if status == 0 || stopped || !lost || attempt >= retries { return status }
+            let (ending, lost, stopped) = try runOnce(events, job: job)
+            if ending == .exited(0) || stopped || !lost || attempt >= retries { return ending }
             attempt += 1
-            printError("\(argv[0]) failed (exit \(status)) while the connection was lost; running it again once online (\(attempt) of \(retries))")
+            printError("\(argv[0]) failed (exit \(ending.status)) while the connection was lost; running it again once online (\(attempt) of \(retries))")
         }
     }
 
@@ -147,14 +154,14 @@ struct JobRun {
     /// daemon's state when it ends; a restarted daemon's `unknown` is not an
     /// outage), and whether it was stopped on purpose (a signal sent to
     /// `lifeline`, Ctrl-C that ended it, Cancel), which is never retried.
-    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (status: Int32, lost: Bool, stopped: Bool) {
+    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (ending: ChildCommand.Ending, lost: Bool, stopped: Bool) {
         let child = try ChildCommand.start(argv)
         var lost = false
         var stopped = false
         while true {
-            if let status = child.exitStatus() {
+            if let ending = child.ending() {
                 lost = lost || Self.isOutage(events.current.state)
-                return (status, lost, stopped || ChildCommand.diedOfInterrupt(status))
+                return (ending, lost, stopped || ending == .killed(SIGINT))
             }
             switch events.next(until: nil) {
             case .state(let e):
@@ -180,8 +187,8 @@ struct JobRun {
                 continue
             case .busLost:
                 // Nothing more to learn from the daemon: wait for the command alone.
-                let status = child.waitPassingSignals()
-                return (status, false, stopped || ChildCommand.diedOfInterrupt(status))
+                let ending = child.waitPassingSignals()
+                return (ending, false, stopped || ending == .killed(SIGINT))
             }
         }
     }
@@ -192,11 +199,11 @@ struct JobRun {
         state != .online && state != .unknown
     }
 
-    private func runWithoutDaemon(_ why: String) async throws -> Int32 {
+    private func runWithoutDaemon(_ why: String) async throws -> ChildCommand.Ending {
         let answer = await LocalCheck.run(logger: bootstrapLogging())
         guard answer.state == .online else {
             printError("no daemon runs (\(why)); looked once: \(answer.state.rawValue): \(answer.reason)")
-            return 1
+            return .exited(1)
         }
         printError("no daemon runs (\(why)): online after one look; running once, no retries")
         return try ChildCommand.start(argv).waitPassingSignals()
