@@ -21,8 +21,9 @@ struct RunCommand: AsyncParsableCommand {
             it waits, the outage toast counts it and offers Retry (run now) and Cancel.
             Exit: CMD's status; when CMD died of signal N, lifeline dies of N too (as timeout \
             does, so Ctrl-C stops a script that runs it); 1 when --timeout passes while \
-            waiting for the network; 130 when cancelled before CMD ran (Ctrl-C, SIGTERM, the \
-            toast's Cancel, CancelJobs() on D-Bus). While CMD runs, SIGINT, SIGTERM, SIGHUP and \
+            waiting for the network; 130 when cancelled before CMD ran (the toast's Cancel, \
+            CancelJobs() on D-Bus), and a signal that cancels the wait (Ctrl-C, SIGTERM) \
+            ends lifeline as it would end sleep. While CMD runs, SIGINT, SIGTERM, SIGHUP and \
             SIGQUIT sent to lifeline are passed on to it (Ctrl-C reaches it from the terminal directly), \
             Cancel sends it SIGTERM, and lifeline waits for it and exits with its status; a \
             command stopped that way, or one that died of SIGINT, is not run again. Signals \
@@ -84,8 +85,9 @@ struct JobRun {
         return plain ? word : "'" + word.replacingAll("'", with: "'\\''") + "'"
     }
 
-    /// How the last run of the command ended (a wait that ended first `exited`
-    /// with 1 or 130).
+    /// How the last run of the command ended; a wait that ended first gives
+    /// `exited` 1 (timeout) or 130 (Cancel), or `killed` by the signal that
+    /// cancelled it, which `run` then dies of as the command would have.
     func run() async throws -> ChildCommand.Ending {
         let events: DaemonEvents
         switch Self.connect() {
@@ -102,7 +104,7 @@ struct JobRun {
                 job.set(attempt == 0 ? .waiting : .retrying)
                 switch waitForNetwork(events, job: job) {
                 case .go: break
-                case .exit(let code): return .exited(code)
+                case .end(let ending): return ending
                 }
             }
             job.set(.running)
@@ -117,7 +119,7 @@ struct JobRun {
         Result { () throws(DaemonClient.Failure) -> DaemonEvents in try DaemonEvents(client: try DaemonClient.connect()) }
     }
 
-    enum WaitResult { case go, exit(Int32) }
+    enum WaitResult { case go, end(ChildCommand.Ending) }
 
     private func waitForNetwork(_ events: DaemonEvents, job: BoardEntry) -> WaitResult {
         var gone = false
@@ -127,7 +129,7 @@ struct JobRun {
                 continue
             case .jobs(let request):
                 guard let id = job.id, request.ids.contains(id) else { continue }
-                if request.action == .cancel { return .exit(Self.cancelled) }
+                if request.action == .cancel { return .end(.exited(Self.cancelled)) }
                 return .go
             case .daemonGone:
                 gone = true
@@ -135,15 +137,16 @@ struct JobRun {
             case .daemonBack:
                 gone = false
                 job.add()
-            case .signal:
-                return .exit(Self.cancelled)
+            case .signal(let raw):
+                // Dies of it, as `sleep` would: a script stops on Ctrl-C here too.
+                return .end(.killed(raw & ~SignalPipe.sentByProcess))
             case .timedOut:
                 let limit = timeout.map(DurationText.format) ?? "the timeout"
                 printError(gone ? "no daemon after \(limit)" : "still \(events.current.state.rawValue) after \(limit): \(events.current.reason)")
-                return .exit(1)
+                return .end(.exited(1))
             case .busLost:
                 printError("lost the session bus while waiting for the network")
-                return .exit(1)
+                return .end(.exited(1))
             }
         }
         return .go

@@ -122,6 +122,27 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
+    /// SIGINT while `run` waits for the network: the command does not run, and
+    /// `run` dies of SIGINT, as `sleep` would, rather than exit 130 as if it
+    /// had handled it. The parent sees how it ended (`returncode` -2).
+    @Test(.requires(.tools(JobsTests.tools + ["python3"]))) func sigintWhileWaitingForTheNetworkEndsRunAsItWouldEndSleep() async throws {
+        let lab = try Lab()
+        try await lab.start("offline", reason: "no default route")
+        let marker = lab.daemon.path("ran")
+        let parent = try BackgroundProcess(
+            ["python3", "-c", "import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)",
+             Harness.binary, "run", "--", "touch", marker],
+            environment: lab.daemon.environment, output: lab.daemon.root.appendingPathComponent("parent.txt"))
+        defer { parent.stop() }
+        await Harness.waitUntil("the job on the board") { lab.jobs().contains(", uint64 0)") }
+        let run = try #require(ChildrenLeaveWithTheDaemonTests.children(of: parent.process.pid).first)
+        kill(run, SIGINT)
+        #expect(await JobsTests.waitForExit(parent) == 0, "\(parent.output)")
+        #expect(parent.lines.last == "-\(SIGINT)", "\(parent.output)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "a cancelled job ran")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
     /// A restarted daemon says `unknown` until it has looked: not an outage, so
     /// a command that failed for its own reasons meanwhile is not run again.
     @Test(.requires(.tools(JobsTests.tools))) func aDaemonRestartedWhileAFailingCommandRunsCausesNoRerun() async throws {
