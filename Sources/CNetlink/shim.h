@@ -121,6 +121,7 @@ static const uint16_t LL_BPF_LD_H_ABS = BPF_LD | BPF_H | BPF_ABS;
 static const uint16_t LL_BPF_LD_W_ABS = BPF_LD | BPF_W | BPF_ABS;
 static const uint16_t LL_BPF_LD_B_ABS = BPF_LD | BPF_B | BPF_ABS;
 static const uint16_t LL_BPF_JEQ_K = BPF_JMP | BPF_JEQ | BPF_K;
+static const uint16_t LL_BPF_JGT_K = BPF_JMP | BPF_JGT | BPF_K;
 static const uint16_t LL_BPF_RET_K = BPF_RET | BPF_K;
 static inline int ll_attach_filter(int fd, struct sock_filter *program, unsigned short count) {
     struct sock_fprog fprog = { .len = count, .filter = program };

@@ -130,15 +130,25 @@ private final class RunningPlugins {
         await stop(leaving)
     }
 
-    /// Monitors first, so the last states they cause still reach the sinks.
+    /// Every plugin is asked to stop at once, and the stop takes at most
+    /// `drainLimit` however many hang: waiting for each in turn would make a
+    /// stop take that limit times the number that hang. The monitors' words
+    /// end first (what they say from now on is not heard), so the update that
+    /// says the daemon stops is the last one each sink writes.
     func stopAll() async {
         let all = running
         running = []
-        await stop(all.filter { $0.handle != nil })
+        for p in all {
+            guard let handle = p.handle else { continue }
+            p.task.cancel()
+            bus.release(handle)
+        }
         bus.announceStop()
-        await stop(all.filter { $0.mailbox != nil })
+        await stop(all)
     }
 
+    /// Asks `plugins` to stop, then waits for all of them together, up to one
+    /// `drainLimit`; each that did not stop by then is named in the log.
     private func stop(_ plugins: [Running]) async {
         for p in plugins {
             if let mailbox = p.mailbox {
@@ -149,8 +159,17 @@ private final class RunningPlugins {
                 p.task.cancel()
             }
         }
-        for p in plugins {
-            if !(await wait(for: p.task, upTo: drainLimit)) {
+        let deadline = ContinuousClock.now + drainLimit
+        let stopped = await withTaskGroup(of: (Int, Bool).self) { group in
+            for (i, task) in plugins.map(\.task).enumerated() {
+                group.addTask { (i, await wait(for: task, until: deadline)) }
+            }
+            var stopped = [Bool](repeating: true, count: plugins.count)
+            for await (i, ended) in group { stopped[i] = ended }
+            return stopped
+        }
+        for (p, ended) in zip(plugins, stopped) {
+            if !ended {
                 // Its slot is released all the same: whatever it still says is dropped.
                 logger.warning("\(p.plugin.name) did not stop within \(DurationText.format(drainLimit)); it is no longer heard")
                 p.task.cancel()
@@ -219,16 +238,17 @@ private let drainLimit = Duration.seconds(5)
 
 /// Waits for the sink being replaced to finish; after `drainLimit` cancels it.
 private func waitOrCancel(_ previous: Task<Void, Never>, logger: Logger) async {
-    guard await wait(for: previous, upTo: drainLimit) else {
+    guard await wait(for: previous, until: .now + drainLimit) else {
         logger.warning("the sink this one replaces did not finish; starting anyway")
         previous.cancel()
         return
     }
 }
 
-/// Waits for `task` to end, at most `limit`; true when it ended. A task stuck
-/// in a C call that ignores cancellation cannot hold up a reload or shutdown.
-private func wait(for task: Task<Void, Never>, upTo limit: Duration) async -> Bool {
+/// Waits for `task` to end, at most until `deadline`; true when it ended. A
+/// task stuck in a C call that ignores cancellation cannot hold up a reload or
+/// shutdown.
+private func wait(for task: Task<Void, Never>, until deadline: ContinuousClock.Instant) async -> Bool {
     let once = ResumeOnce<Bool>()
     return await withCheckedContinuation { continuation in
         once.set(continuation)
@@ -237,7 +257,7 @@ private func wait(for task: Task<Void, Never>, upTo limit: Duration) async -> Bo
             once.resume(true)
         }
         Task {
-            try? await Task.sleep(for: limit)
+            try? await Task.sleep(until: deadline)
             once.resume(false)
         }
     }

@@ -28,30 +28,45 @@ struct ChildCommand {
         }
     }
 
-    /// The exit status once it has ended (128 + N when killed by signal N, as a
-    /// shell reports it); nil while it runs.
-    func exitStatus() -> Int32? {
+    /// How a command ended.
+    enum Ending: Equatable {
+        /// It exited with this status.
+        case exited(Int32)
+        /// Signal N killed it.
+        case killed(Int32)
+
+        /// As a shell reports it: 128 + N for a death by signal N.
+        var status: Int32 {
+            switch self {
+            case .exited(let code): code
+            case .killed(let signal): 128 + signal
+            }
+        }
+    }
+
+    /// How it ended, once it has; nil while it runs.
+    func ending() -> Ending? {
         var status: Int32 = 0
         while true {
             let r = waitpid(pid, &status, WNOHANG)
             if r == 0 { return nil }
             if r < 0 {
                 if errno == EINTR { continue }
-                return 1
+                return .exited(1)
             }
             break
         }
         let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+        return signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal)
     }
 
     func send(_ signal: Int32) { _ = kill(pid, signal) }
 
     /// Waits for the command alone (no daemon to listen to), passing on the
-    /// signals sent to `lifeline`; its exit status.
-    func waitPassingSignals() -> Int32 {
+    /// signals sent to `lifeline`; how it ended.
+    func waitPassingSignals() -> Ending {
         while true {
-            if let status = exitStatus() { return status }
+            if let ending = ending() { return ending }
             var p = pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0)
             _ = poll(&p, 1, -1)
             for raw in SignalPipe.drain() { pass(raw) }
@@ -66,6 +81,22 @@ struct ChildCommand {
         send(raw & ~SignalPipe.sentByProcess)
     }
 
-    /// Whether `status` (as `exitStatus` gives it) says the command died of SIGINT.
-    static func diedOfInterrupt(_ status: Int32) -> Bool { status == 128 + SIGINT }
+    /// Makes `lifeline` die of `signal`, the signal its command died of, as
+    /// timeout(1) does: a shell stops a script on Ctrl-C only when its
+    /// foreground child died of SIGINT, and takes an exit status of 130 to mean
+    /// the child handled it, so the script goes on.
+    static func die(of signal: Int32) -> Never {
+        // The command dumped core or chose not to: lifeline leaves no core of its own.
+        var none = rlimit(rlim_cur: 0, rlim_max: 0)
+        _ = withUnsafePointer(to: &none) { setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), $0) }
+        Glibc.signal(signal, SIG_DFL)
+        // This thread may block it (the async runtime's threads block several).
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signal)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(signal)
+        // Still here: the status a shell reports for a death by that signal.
+        ProcessEnd.now(128 + signal)
+    }
 }

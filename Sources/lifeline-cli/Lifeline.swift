@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import LifelineCore
 import LifelineDaemon
+import LifelinePlatform
 import Logging
 
 /// The full CLI. Users run `lifeline`, a small front binary that answers
@@ -19,6 +20,12 @@ struct Lifeline: AsyncParsableCommand {
                       WaitOnlineCommand.self, RunCommand.self,
                       DiagnoseCommand.self]
     )
+
+    static func main() async {
+        // Before anything is spawned (the config parser, `run`'s command).
+        InheritedSignals.resetChildSignal()
+        await main(nil)
+    }
 }
 
 /// Logs go to standard error, as the daemon's do (`LIFELINE_LOG_LEVEL` picks the level).

@@ -19,10 +19,12 @@ struct RunCommand: AsyncParsableCommand {
             and error, and exits with its status. When CMD fails and the connection was lost \
             while it ran, it waits for online and runs CMD again, up to --retries times. While \
             it waits, the outage toast counts it and offers Retry (run now) and Cancel.
-            Exit: CMD's status (128+N when it died of signal N); 1 when --timeout passes while \
-            waiting for the network; 130 when cancelled before CMD ran (Ctrl-C, SIGTERM, the \
-            toast's Cancel, CancelJobs() on D-Bus). While CMD runs, SIGINT, SIGTERM and SIGHUP \
-            sent to lifeline are passed on to it (Ctrl-C reaches it from the terminal directly), \
+            Exit: CMD's status; when CMD died of signal N, lifeline dies of N too (as timeout \
+            does, so Ctrl-C stops a script that runs it); 1 when --timeout passes while \
+            waiting for the network; 130 when cancelled before CMD ran (the toast's Cancel, \
+            CancelJobs() on D-Bus), and a signal that cancels the wait (Ctrl-C, SIGTERM) \
+            ends lifeline as it would end sleep. While CMD runs, SIGINT, SIGTERM, SIGHUP and \
+            SIGQUIT sent to lifeline are passed on to it (Ctrl-C reaches it from the terminal directly), \
             Cancel sends it SIGTERM, and lifeline waits for it and exits with its status; a \
             command stopped that way, or one that died of SIGINT, is not run again. Signals \
             ignored when lifeline starts (nohup) stay ignored in CMD. A restarted daemon is not \
@@ -49,14 +51,18 @@ struct RunCommand: AsyncParsableCommand {
         let argv = command
         let limit = try timeout.map { try parseDuration($0, option: "--timeout") }
         SignalPipe.install()
-        let code: Int32
+        let ending: ChildCommand.Ending
         do {
-            code = try await JobRun(argv: argv, retries: retries, deadline: limit.map { .now + $0 }, timeout: limit).run()
+            ending = try await JobRun(argv: argv, retries: retries, deadline: limit.map { .now + $0 }, timeout: limit).run()
         } catch {
             printError("\(error)")
             throw ExitCode(1)
         }
-        if code != 0 { throw ExitCode(code) }
+        switch ending {
+        case .exited(0): return
+        case .exited(let code): throw ExitCode(code)
+        case .killed(let signal): ChildCommand.die(of: signal)
+        }
     }
 }
 
@@ -79,7 +85,10 @@ struct JobRun {
         return plain ? word : "'" + word.replacingAll("'", with: "'\\''") + "'"
     }
 
-    func run() async throws -> Int32 {
+    /// How the last run of the command ended; a wait that ended first gives
+    /// `exited` 1 (timeout) or 130 (Cancel), or `killed` by the signal that
+    /// cancelled it, which `run` then dies of as the command would have.
+    func run() async throws -> ChildCommand.Ending {
         let events: DaemonEvents
         switch Self.connect() {
         case .success(let connected): events = connected
@@ -95,14 +104,14 @@ struct JobRun {
                 job.set(attempt == 0 ? .waiting : .retrying)
                 switch waitForNetwork(events, job: job) {
                 case .go: break
-                case .exit(let code): return code
+                case .end(let ending): return ending
                 }
             }
             job.set(.running)
-            let (status, lost, stopped) = try runOnce(events, job: job)
-            if status == 0 || stopped || !lost || attempt >= retries { return status }
+            let (ending, lost, stopped) = try runOnce(events, job: job)
+            if ending == .exited(0) || stopped || !lost || attempt >= retries { return ending }
             attempt += 1
-            printError("\(argv[0]) failed (exit \(status)) while the connection was lost; running it again once online (\(attempt) of \(retries))")
+            printError("\(argv[0]) failed (exit \(ending.status)) while the connection was lost; running it again once online (\(attempt) of \(retries))")
         }
     }
 
@@ -110,7 +119,7 @@ struct JobRun {
         Result { () throws(DaemonClient.Failure) -> DaemonEvents in try DaemonEvents(client: try DaemonClient.connect()) }
     }
 
-    enum WaitResult { case go, exit(Int32) }
+    enum WaitResult { case go, end(ChildCommand.Ending) }
 
     private func waitForNetwork(_ events: DaemonEvents, job: BoardEntry) -> WaitResult {
         var gone = false
@@ -120,7 +129,7 @@ struct JobRun {
                 continue
             case .jobs(let request):
                 guard let id = job.id, request.ids.contains(id) else { continue }
-                if request.action == .cancel { return .exit(Self.cancelled) }
+                if request.action == .cancel { return .end(.exited(Self.cancelled)) }
                 return .go
             case .daemonGone:
                 gone = true
@@ -128,15 +137,16 @@ struct JobRun {
             case .daemonBack:
                 gone = false
                 job.add()
-            case .signal:
-                return .exit(Self.cancelled)
+            case .signal(let raw):
+                // Dies of it, as `sleep` would: a script stops on Ctrl-C here too.
+                return .end(.killed(raw & ~SignalPipe.sentByProcess))
             case .timedOut:
                 let limit = timeout.map(DurationText.format) ?? "the timeout"
                 printError(gone ? "no daemon after \(limit)" : "still \(events.current.state.rawValue) after \(limit): \(events.current.reason)")
-                return .exit(1)
+                return .end(.exited(1))
             case .busLost:
                 printError("lost the session bus while waiting for the network")
-                return .exit(1)
+                return .end(.exited(1))
             }
         }
         return .go
@@ -147,14 +157,14 @@ struct JobRun {
     /// daemon's state when it ends; a restarted daemon's `unknown` is not an
     /// outage), and whether it was stopped on purpose (a signal sent to
     /// `lifeline`, Ctrl-C that ended it, Cancel), which is never retried.
-    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (status: Int32, lost: Bool, stopped: Bool) {
+    private func runOnce(_ events: DaemonEvents, job: BoardEntry) throws -> (ending: ChildCommand.Ending, lost: Bool, stopped: Bool) {
         let child = try ChildCommand.start(argv)
         var lost = false
         var stopped = false
         while true {
-            if let status = child.exitStatus() {
+            if let ending = child.ending() {
                 lost = lost || Self.isOutage(events.current.state)
-                return (status, lost, stopped || ChildCommand.diedOfInterrupt(status))
+                return (ending, lost, stopped || ending == .killed(SIGINT))
             }
             switch events.next(until: nil) {
             case .state(let e):
@@ -180,8 +190,8 @@ struct JobRun {
                 continue
             case .busLost:
                 // Nothing more to learn from the daemon: wait for the command alone.
-                let status = child.waitPassingSignals()
-                return (status, false, stopped || ChildCommand.diedOfInterrupt(status))
+                let ending = child.waitPassingSignals()
+                return (ending, false, stopped || ending == .killed(SIGINT))
             }
         }
     }
@@ -192,11 +202,11 @@ struct JobRun {
         state != .online && state != .unknown
     }
 
-    private func runWithoutDaemon(_ why: String) async throws -> Int32 {
+    private func runWithoutDaemon(_ why: String) async throws -> ChildCommand.Ending {
         let answer = await LocalCheck.run(logger: bootstrapLogging())
         guard answer.state == .online else {
             printError("no daemon runs (\(why)); looked once: \(answer.state.rawValue): \(answer.reason)")
-            return 1
+            return .exited(1)
         }
         printError("no daemon runs (\(why)): online after one look; running once, no retries")
         return try ChildCommand.start(argv).waitPassingSignals()

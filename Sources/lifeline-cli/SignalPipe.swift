@@ -2,15 +2,16 @@ import Glibc
 import LifelineCore
 import LifelinePlatform
 
-/// SIGINT, SIGTERM, SIGHUP and SIGCHLD turned into bytes on a pipe that a
-/// `poll` loop waits on beside the D-Bus socket (the self-pipe trick). A
+/// SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGCHLD turned into bytes on a pipe
+/// that a `poll` loop waits on beside the D-Bus socket (the self-pipe trick). A
 /// handler rather than a blocked mask and signalfd: the Swift runtime runs
 /// threads of its own, and a signal blocked on one thread would still kill the
 /// process on another.
 ///
 /// A signal that was ignored when `lifeline` started (`nohup`, a shell's
 /// background job) stays ignored, here and in the command it runs
-/// (`ignoredAtStart`), as a shell would do.
+/// (`ignoredAtStart`), as a shell would do. SIGCHLD is the exception: without
+/// its handler no command's end would ever be seen, so it is always handled.
 enum SignalPipe {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
     nonisolated(unsafe) private(set) static var readEnd: Int32 = -1
@@ -34,7 +35,8 @@ enum SignalPipe {
         }
         readEnd = fds[0]
         writeEnd = fds[1]
-        for signal in [SIGINT, SIGTERM, SIGHUP, SIGCHLD] where sigismember(&ignoredAtStart, signal) != 1 {
+        sigdelset(&ignoredAtStart, SIGCHLD)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD] where sigismember(&ignoredAtStart, signal) != 1 {
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { number, info, _ in
                 let saved = errno

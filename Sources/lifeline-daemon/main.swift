@@ -15,6 +15,7 @@ import LifelineExecutor
 import LifelinePlatform
 import Logging
 
+InheritedSignals.resetChildSignal()
 let arguments = CommandLine.arguments
 guard let options = DaemonOptions(arguments) else {
     SiblingProgram.exec("lifeline-cli", arguments)

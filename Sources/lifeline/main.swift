@@ -13,6 +13,7 @@ import LifelineCore
 import LifelineFormats
 import LifelinePlatform
 
+InheritedSignals.resetChildSignal()
 let arguments = CommandLine.arguments
 if arguments.count >= 2, arguments[1] == "status", let code = FastStatus.run(arguments.dropFirst(2)) {
     exit(code)

@@ -141,6 +141,69 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: f.path("theirs-ran")))
     }
 
+    /// Folders and links a stranger (uid 65534) could have put a hook in: a
+    /// sticky folder anyone can write (like /tmp), a link of theirs in the
+    /// user's own folder, and the user's link to a link of theirs. None runs,
+    /// and the log names the folder or link and its owner. The kernel's
+    /// protected_symlinks plays no part: no link here is in a sticky
+    /// world-writable folder, so the kernel would follow every one of them.
+    @Test(.requires(.root)) func aStickyHooksFolderAndAStrangersLinksAreRefusedAndNamedInTheLog() async throws {
+        let f = try DaemonFixture()
+        let net = ScriptedNetwork(fixture: f)
+        // What the stranger's links lead to: a program the user trusts (as
+        // /usr/bin/touch would be), which says when it runs.
+        try FileManager.default.createDirectory(atPath: f.path("bin"), withIntermediateDirectories: true)
+        let touch = f.path("bin/says-it-ran")
+        try "#!/bin/sh\necho \"$0\" >> '\(f.path("strangers-ran"))'\n".write(toFile: touch, atomically: false, encoding: .utf8)
+        chmod(touch, 0o755)
+        let shared = f.path("shared")
+        let mine = f.path("mine")
+        let theirs = f.path("theirs")
+        for dir in [shared, mine, theirs] { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        chmod(shared, 0o1777)
+        chmod(mine, 0o755)
+        chown(theirs, 65534, 65534)
+        // In the sticky folder: a script of the daemon's own user, which anyone could have added.
+        let sticky = shared + "/10-sticky"
+        try "#!/bin/sh\ntouch '\(f.path("sticky-ran"))'\n".write(toFile: sticky, atomically: false, encoding: .utf8)
+        chmod(sticky, 0o700)
+        // In the user's folder: the stranger's own link to touch(1).
+        let strangersLink = mine + "/20-strangers-link"
+        symlink(touch, strangersLink)
+        lchown(strangersLink, 65534, 65534)
+        // The user's link to a link the stranger keeps in a folder of theirs.
+        let relay = theirs + "/relay"
+        symlink(touch, relay)
+        lchown(relay, 65534, 65534)
+        symlink(relay, mine + "/30-via-strangers-link")
+        // A good hook, to know when the hooks have had their turn.
+        let good = mine + "/40-good"
+        try "#!/bin/sh\ntouch '\(f.path("good-ran"))'\n".write(toFile: good, atomically: false, encoding: .utf8)
+        chmod(good, 0o700)
+        try f.writeConfig(net.config(debounceMs: 50, sinks: """
+            [[sink]]
+            kind = "log"
+
+            [[sink]]
+            kind = "exec"
+            folders = ["\(shared)", "\(mine)"]
+            """))
+        try f.start()
+        try net.say("offline")
+        await Harness.waitUntil("the good hook") { FileManager.default.fileExists(atPath: f.path("good-ran")) }
+        let refusals = [
+            "hook \(sticky) refused: the folder \(shared) (owner uid 0) is writable by others (mode 1777)",
+            "hook \(strangersLink) refused: the link \(strangersLink) is owned by uid 65534, not by the daemon's user (uid 0) or root",
+            "hook \(mine)/30-via-strangers-link refused: the link \(relay) is owned by uid 65534, not by the daemon's user (uid 0) or root",
+        ]
+        await Harness.waitUntil("every refusal logged") { refusals.allSatisfy { f.daemonLog.contains($0) } }
+        await f.stop()
+        for refusal in refusals { #expect(f.daemonLog.contains(refusal), "not logged: \(refusal)") }
+        #expect(!FileManager.default.fileExists(atPath: f.path("sticky-ran")))
+        let ran = (try? String(contentsOfFile: f.path("strangers-ran"), encoding: .utf8)) ?? ""
+        #expect(ran.isEmpty, "a stranger's link ran: \(ran)")
+    }
+
     @Test func aHungHookIsKilledAtItsTimeoutAndTheLogSinkGetsEveryTransitionOnTime() async throws {
         let f = try DaemonFixture()
         let net = ScriptedNetwork(fixture: f)

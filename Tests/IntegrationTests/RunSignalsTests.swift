@@ -51,24 +51,29 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
-    /// SIGINT sent to `run` reaches the command; the command handles it and
-    /// exits 0, and so does `run`.
-    @Test(.requires(.tools(JobsTests.tools))) func aCommandThatHandlesSIGINTAndExitsZeroGivesZero() async throws {
-        let lab = try Lab()
-        try await lab.start("online", reason: "up")
-        let ready = lab.daemon.path("ready")
-        let script = try lab.daemon.writeScript("handles-int.sh", """
-            #!/bin/sh
-            trap 'exit 0' INT
-            touch '\(ready)'
-            while :; do sleep 0.05; done
-            """)
-        let run = try lab.background(["run", "--", script], name: "run.txt")
-        defer { run.stop() }
-        await Harness.waitUntil("the command to start") { FileManager.default.fileExists(atPath: ready) }
-        #expect(run.process.signal(SIGINT))
-        #expect(await JobsTests.waitForExit(run, timeout: .seconds(5)) == 0, "\(run.output)")
-        #expect(await lab.daemon.stop() == 0)
+    /// SIGINT or SIGQUIT sent to `run` by a process reaches the command; the
+    /// command handles it (as a JVM handles SIGQUIT: it prints its threads)
+    /// and exits 0, and so does `run`.
+    @Test(.requires(.tools(JobsTests.tools))) func aCommandThatHandlesSIGINTOrSIGQUITAndExitsZeroGivesZero() async throws {
+        for (signal, name) in [(SIGINT, "INT"), (SIGQUIT, "QUIT")] {
+            let lab = try Lab()
+            try await lab.start("online", reason: "up")
+            let ready = lab.daemon.path("ready")
+            let heard = lab.daemon.path("heard")
+            let script = try lab.daemon.writeScript("handles-\(name).sh", """
+                #!/bin/sh
+                trap 'echo \(name) > "\(heard)"; exit 0' \(name)
+                touch '\(ready)'
+                while :; do sleep 0.05; done
+                """)
+            let run = try lab.background(["run", "--", script], name: "run.txt")
+            defer { run.stop() }
+            await Harness.waitUntil("the command to start") { FileManager.default.fileExists(atPath: ready) }
+            #expect(run.process.signal(signal))
+            #expect(await JobsTests.waitForExit(run, timeout: .seconds(5)) == 0, "SIG\(name): \(run.output)")
+            #expect((try? String(contentsOfFile: heard, encoding: .utf8)) == "\(name)\n", "SIG\(name) not passed on")
+            #expect(await lab.daemon.stop() == 0)
+        }
     }
 
     /// SIGTERM and SIGHUP sent to `run` end the command, even once the session
@@ -91,6 +96,51 @@ import Testing
             kill(child, SIGKILL)
             await lab.daemon.stop(signal: SIGKILL)
         }
+    }
+
+    static let ptyLoop = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Resources/pty_loop.py").path
+
+    /// Ctrl-C typed on a real terminal while a script runs `lifeline run -- sleep 3`
+    /// in a loop stops the script, as it stops the same loop over `sleep 3`: the
+    /// shell goes on only when its child handled the signal, and a child that
+    /// exits 130 looks as if it had.
+    @Test(.requires(.tools(JobsTests.tools + ["bash", "python3", "sleep"])))
+    func ctrlCOnATerminalStopsALoopOverRunAsItStopsALoopOverTheCommand() async throws {
+        let lab = try Lab()
+        try await lab.start("online", reason: "up")
+        func loop(_ command: [String]) throws -> [String: Any] {
+            let r = try Harness.run(["python3", Self.ptyLoop] + command, environment: lab.daemon.environment)
+            return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] ?? ["stderr": r.stderr]
+        }
+        let plain = try loop(["sleep", "3"])
+        let wrapped = try loop([Harness.binary, "run", "--", "sleep", "3"])
+        #expect(plain["signal"] as? Int == Int(SIGINT), "bash over sleep: \(plain)")
+        #expect(wrapped["signal"] as? Int == plain["signal"] as? Int && wrapped["exit"] == nil,
+                "bash over lifeline run: \(wrapped); over sleep: \(plain)")
+        #expect((wrapped["output"] as? String)?.contains("loop-finished") == false, "\(wrapped)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
+    /// SIGINT while `run` waits for the network: the command does not run, and
+    /// `run` dies of SIGINT, as `sleep` would, rather than exit 130 as if it
+    /// had handled it. The parent sees how it ended (`returncode` -2).
+    @Test(.requires(.tools(JobsTests.tools + ["python3"]))) func sigintWhileWaitingForTheNetworkEndsRunAsItWouldEndSleep() async throws {
+        let lab = try Lab()
+        try await lab.start("offline", reason: "no default route")
+        let marker = lab.daemon.path("ran")
+        let parent = try BackgroundProcess(
+            ["python3", "-c", "import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)",
+             Harness.binary, "run", "--", "touch", marker],
+            environment: lab.daemon.environment, output: lab.daemon.root.appendingPathComponent("parent.txt"))
+        defer { parent.stop() }
+        await Harness.waitUntil("the job on the board") { lab.jobs().contains(", uint64 0)") }
+        let run = try #require(ChildrenLeaveWithTheDaemonTests.children(of: parent.process.pid).first)
+        kill(run, SIGINT)
+        #expect(await JobsTests.waitForExit(parent) == 0, "\(parent.output)")
+        #expect(parent.lines.last == "-\(SIGINT)", "\(parent.output)")
+        #expect(!FileManager.default.fileExists(atPath: marker), "a cancelled job ran")
+        #expect(await lab.daemon.stop() == 0)
     }
 
     /// A restarted daemon says `unknown` until it has looked: not an outage, so

@@ -162,6 +162,36 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// OpenVPN's `redirect-gateway def1` while the daemon runs: no default
+    /// route and no rule changes, only two /1 routes in the main table. The
+    /// connection is named after the tunnel while it is up, and after the link
+    /// again once it has gone.
+    @Test(.requires(VPNLab.openVPNRequirement)) func openVPNDef1RoutesComingAndGoingRenameTheConnection() async throws {
+        let vpn = try VPNLab(.openvpn, routing: .def1)
+        try vpn.startCheckServer()
+        let fixture = try startDaemon(in: vpn)
+        func named() -> (interface: String?, kind: String?, underneath: String?) {
+            let json = try? fixture.statusJSON()
+            return (json?["interface"] as? String, json?["kind"] as? String, json?["underneath"] as? String)
+        }
+        await Harness.waitUntil(timeout: .seconds(15), "the link named") { named().interface == vpn.carrier }
+        try vpn.bringOpenVPNUp()
+        await Harness.waitUntil(timeout: .seconds(15), "the tunnel named over the link (now: \(named()))") {
+            named() == (vpn.tunnel, "vpn", vpn.carrier)
+        }
+        #expect(await fixture.waitForState("online", timeout: .seconds(20)), "\(fixture.daemonLog)")
+        let line = try fixture.cli(["status"]).stdout
+        #expect(line.hasPrefix("online via \(vpn.tunnel) (vpn) over \(vpn.carrier) (ethernet)"), "\(line)")
+        // Found by routes, and said so: no policy rule exists here.
+        #expect(fixture.daemonLog.contains("routes send it into \(vpn.tunnel)"))
+        #expect(!fixture.daemonLog.contains("policy rules send it into"))
+        try vpn.takeTunnelDown()
+        await Harness.waitUntil(timeout: .seconds(15), "the link named again (now: \(named()))") {
+            named().interface == vpn.carrier && named().kind == "ethernet" && named().underneath == nil
+        }
+        #expect(await fixture.stop() == 0)
+    }
+
     @Test(.requires(VPNLab.openVPNRequirement)) func openVPNTakenDownIsTheRouteChange() async throws {
         let vpn = try VPNLab(.openvpn)
         let fixture = try await startOnline(vpn)

@@ -2,7 +2,7 @@ import Testing
 @testable import NetlinkMonitor
 
 /// Runs the socket filter on hand-built messages with a small classic-BPF
-/// interpreter (the subset the filter uses: ld h/w/b abs, jeq k, ret k; an
+/// interpreter (the subset the filter uses: ld h/w/b abs, jeq k, jgt k, ret k; an
 /// out-of-range load drops the packet, as in the kernel).
 @Suite struct EventFilterTests {
     func run(_ program: [EventFilter.Instruction], _ packet: [UInt8]) -> Bool {
@@ -22,6 +22,8 @@ import Testing
                 pc += 1
             case 0x15:  // jeq k
                 pc += 1 + Int(a == i.k ? i.jt : i.jf)
+            case 0x25:  // jgt k
+                pc += 1 + Int(a > i.k ? i.jt : i.jf)
             case 0x06:  // ret k
                 return i.k != 0
             default:
@@ -41,6 +43,12 @@ import Testing
         #expect(!run(p, Wire.route(family: 10, dstLength: 64, oif: 2, destination: Wire.gw6)))
         #expect(!run(p, Wire.route(family: 10, dstLength: 0, table: 255, oif: 2)), "local table")
         #expect(!run(p, Wire.route(table: 100, oif: 2, gateway: Wire.gw4)), "policy-routing table")
+        // A VPN's pair of broad routes (OpenVPN's def1: 0.0.0.0/1 and 128.0.0.0/1) moves the internet's path.
+        #expect(run(p, Wire.route(dstLength: 1, oif: 9, destination: [128, 0, 0, 0])))
+        #expect(run(p, Wire.route(Wire.delRoute, dstLength: 1, oif: 9, destination: [0, 0, 0, 0])))
+        #expect(run(p, Wire.route(family: 10, dstLength: 3, oif: 9, destination: [0x20] + Array(repeating: 0, count: 15))))
+        #expect(!run(p, Wire.route(dstLength: 8, oif: 9, destination: [10, 0, 0, 0])), "a private network's route")
+        #expect(!run(p, Wire.route(dstLength: 1, table: 100, oif: 9, destination: [0, 0, 0, 0])), "policy-routing table")
         #expect(run(p, Wire.link(index: 2, flags: 0, name: "v0")))
         #expect(run(p, Wire.link(Wire.delLink, index: 7, flags: 0, name: "w0")))
         #expect(!run(p, Wire.link(index: 3, flags: Wire.usable, name: "veth3")))

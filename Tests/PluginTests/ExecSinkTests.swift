@@ -206,7 +206,7 @@ import Testing
         chmod(hooks, 0o777)
         let sink = try start()
         sink.post(transition(.offline, 1))
-        #expect(await eventually { logged("hook \(hooks)/10-ran refused: the folder \(hooks) is writable by others (mode 777)") })
+        #expect(await eventually { logged("hook \(hooks)/10-ran refused: the folder \(hooks) (owner uid \(getuid())) is writable by others (mode 777)") })
         try await sink.stop()
         #expect(!FileManager.default.fileExists(atPath: dir + "/ran"))
     }

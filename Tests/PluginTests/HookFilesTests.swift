@@ -80,6 +80,45 @@ import Testing
         #expect(reason(dir + "/link-dangling")?.hasPrefix("cannot resolve it") == true)
     }
 
+    /// Links are followed one step at a time, a relative one from its own
+    /// folder, as realpath(3) would; every folder a link sits in is checked,
+    /// and the folder hooks are listed in may not be writable by others even
+    /// when it is sticky.
+    @Test func linksAreFollowedOneStepAtATimeAndEveryFolderOnTheWayIsChecked() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let hooks = try folder("hooks"), bin = try folder("bin")
+        let real = try script(bin + "/real")
+        func reason(_ path: String) -> String? {
+            if case .failure(let refused) = HookCheck.check(path) { return refused.reason }
+            return nil
+        }
+        symlink("../bin/real", hooks + "/relative")
+        symlink(hooks + "/relative", hooks + "/chain")
+        symlink(bin + "/../bin/./real", hooks + "/dots")
+        for name in ["relative", "chain", "dots"] {
+            #expect(HookCheck.check(hooks + "/" + name) == .success(real), "\(name)")
+        }
+        symlink(hooks + "/loop-b", hooks + "/loop-a")
+        symlink(hooks + "/loop-a", hooks + "/loop-b")
+        #expect(reason(hooks + "/loop-a") == "cannot resolve it: too many symbolic links")
+        // A link kept in a folder others can write, on the way to a good file.
+        let open = try folder("open")
+        chmod(open, 0o777)
+        symlink(real, open + "/via")
+        symlink(open + "/via", hooks + "/through-open")
+        #expect(reason(hooks + "/through-open") == "the folder \(open) (owner uid \(getuid())) is writable by others (mode 777)")
+        // Sticky is not enough for the folder hooks are listed in: anyone can add one.
+        let sticky = try folder("sticky")
+        chmod(sticky, 0o1777)
+        let mine = try script(sticky + "/10-mine")
+        #expect(reason(mine) == "the folder \(sticky) (owner uid \(getuid())) is writable by others (mode 1777)")
+        // Above the folder, a sticky one is fine (others cannot replace what is not theirs).
+        let below = try folder("sticky/mine")
+        chmod(below, 0o755)
+        let good = try script(below + "/10-good")
+        #expect(HookCheck.check(good) == .success(good))
+    }
+
     @Test(.enabled(if: getuid() == 0, "chown needs root"))
     func aFileOwnedByAnotherUserIsRefusedAndOneOwnedByRootIsNot() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -17,6 +17,9 @@ public enum TunnelReader {
         public var index: Int32
         /// The router the packet is handed to; empty when the address is on the link itself.
         public var gateway: String
+        /// The routing table the route was found in: the main table, or one
+        /// that policy rules chose.
+        public var table = UInt32(LL_RT_TABLE_MAIN)
     }
 
     /// The link that carries a tunnel's own datagrams.
@@ -84,7 +87,8 @@ public enum TunnelReader {
                 switch message.body {
                 case .newRoute(let route):
                     guard let hop = route.nextHops.first, let name = name(of: hop.index) else { return nil }
-                    return Hop(interface: name, index: hop.index, gateway: DefaultGateway.text(hop.gateway, family: family))
+                    return Hop(interface: name, index: hop.index, gateway: DefaultGateway.text(hop.gateway, family: family),
+                               table: route.table)
                 case .error(let code) where code != 0:
                     // No route to that address (ENETUNREACH) is an answer, not a failure.
                     if 0 &- code == ENETUNREACH || 0 &- code == EHOSTUNREACH { return nil }

@@ -7,8 +7,11 @@ import LifelineNet
 /// what makes docker/veth churn nearly free: 1000 veth pairs are ~20k
 /// messages, and without the filter each burst costs a wake-up.
 ///
-/// Kept: route messages for main-table default routes (`rtm_dst_len` 0,
-/// `rtm_table` 254); link and address messages for the `watched` interfaces
+/// Kept: route messages for main-table routes of up to `broadestSplit` prefix
+/// bits (`rtm_table` 254): default routes, and the broad routes a VPN adds
+/// in pairs to take the internet's traffic without replacing the default
+/// (OpenVPN's `redirect-gateway def1` and WireGuard's `0.0.0.0/1`, `128.0.0.0/1`
+/// are /1; the IPv6 ones are /1 to /4); link and address messages for the `watched` interfaces
 /// (those that carry, or carried, a default route, and a tunnel policy rules
 /// send the traffic into); anything else (rule changes, errors).
 /// Dropped: other routes (link-local, multicast, local table) and link or
@@ -31,6 +34,9 @@ enum EventFilter {
     /// Conditional jumps reach at most 255 instructions ahead; with more
     /// watched interfaces link and address messages all pass.
     static let maxWatched = 200
+    /// The longest prefix of a main-table route that can still steer the
+    /// internet's traffic into a tunnel.
+    static let broadestSplit: UInt32 = 7
 
     /// Offsets: nlmsghdr is 16 bytes; nlmsg_type at 4; rtm_dst_len at 16+1,
     /// rtm_table at 16+4; ifi_index and ifa_index both at 16+4.
@@ -56,7 +62,7 @@ enum EventFilter {
             jeq(6, type(LL_RTM_DELADDR), to: indexAt),
             Instruction(code: LL_BPF_RET_K, jt: 0, jf: 0, k: accept),
             Instruction(code: LL_BPF_LD_B_ABS, jt: 0, jf: 0, k: 17),
-            jeq(9, 0, to: 10, else: dropAt),
+            Instruction(code: LL_BPF_JGT_K, jt: UInt8(dropAt - 9 - 1), jf: 0, k: broadestSplit),
             Instruction(code: LL_BPF_LD_B_ABS, jt: 0, jf: 0, k: 20),
             jeq(11, UInt32(LL_RT_TABLE_MAIN), to: acceptAt, else: dropAt),
         ]

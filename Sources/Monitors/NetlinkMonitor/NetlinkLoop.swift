@@ -145,6 +145,18 @@ final class NetlinkLoop: @unchecked Sendable {
         }
     }
 
+    /// A main-table route broad enough to take the internet's traffic past the
+    /// default route without replacing it (a VPN's /1 pair, which the route
+    /// table does not keep): where the traffic goes must be looked up again.
+    static func steersTraffic(_ message: NetlinkMessage) -> Bool {
+        switch message.body {
+        case .newRoute(let r), .deleteRoute(let r):
+            r.table == UInt32(LL_RT_TABLE_MAIN) && r.destinationLength > 0
+                && UInt32(r.destinationLength) <= EventFilter.broadestSplit
+        default: false
+        }
+    }
+
     /// Reads every queued datagram. Returns whether any message touched the
     /// decision and whether messages were lost.
     private func drain() throws(NetlinkSocket.Failure) -> (relevant: Bool, overflowed: Bool) {
@@ -166,7 +178,7 @@ final class NetlinkLoop: @unchecked Sendable {
                 for problem in result.problems { logger.warning("netlink: malformed input: \(problem)") }
                 for message in result.messages {
                     if table.apply(message) { relevant = true }
-                    if message.body == .ruleChanged || touchesPolicyTunnel(message) {
+                    if message.body == .ruleChanged || touchesPolicyTunnel(message) || Self.steersTraffic(message) {
                         tunnelCache = nil
                         relevant = true
                     }
@@ -293,12 +305,14 @@ final class NetlinkLoop: @unchecked Sendable {
     }
 
     /// The tunnel is found two ways: the default route itself goes into it
-    /// (a host route keeps the VPN server reachable underneath), or policy
-    /// rules send the internet's traffic into it while the main table's
-    /// default stays on the link (`wg-quick`): the kernel's route lookup for
-    /// a documentation address, the way any packet to the internet would go,
-    /// tells. Read once per primary interface and after rule changes (a route
-    /// lookup, and a route and neighbour dump for a tunnel, on sockets of their own).
+    /// (a host route keeps the VPN server reachable underneath), or something
+    /// else sends the internet's traffic into it while the main table's
+    /// default stays on the link: policy rules (`wg-quick`), or a pair of
+    /// broad routes (OpenVPN's `redirect-gateway def1`). The kernel's route
+    /// lookup for a documentation address, the way any packet to the internet
+    /// would go, tells. Read once per primary interface, and again after a rule
+    /// change, a broad route's change or the tunnel's own (a route lookup, and
+    /// a route and neighbour dump for a tunnel, on sockets of their own).
     private func naming(_ p: RouteTable.Primary) -> Naming {
         if let c = tunnelCache, c.index == p.index, c.name == p.name { return c.naming }
         var found = Naming(interface: p.name, kind: kind(p), reason: "default route via \(p.name)")
@@ -311,7 +325,7 @@ final class NetlinkLoop: @unchecked Sendable {
             found = Naming(interface: hop.interface, kind: .vpn,
                            underneath: underneath.isEmpty ? p.name : underneath,
                            underneathKind: underneath.isEmpty ? found.kind : underneathKind,
-                           reason: "default route via \(p.name), policy rules send it into \(hop.interface)",
+                           reason: "default route via \(p.name), \(hop.table == UInt32(LL_RT_TABLE_MAIN) ? "routes" : "policy rules") send it into \(hop.interface)",
                            tunnelIndex: hop.index)
         }
         tunnelCache = (p.index, p.name, found)

@@ -7,13 +7,19 @@ import Glibc
 /// - the file: owned by the daemon's user or by root (who can change the
 ///   user's files anyway), writable by no one else, not setuid or setgid, a
 ///   regular executable file;
-/// - every folder from the file's up to `/` (or up to the home folder), both
-///   where the hook is listed and where a symbolic link leads: owned by the
-///   user or root and writable by no one else, or sticky like `/tmp`, where
-///   others cannot rename or remove what is not theirs. Whoever can write to
-///   such a folder could put any program in the hook's place.
+/// - the folder it is listed in: owned by the user or root and writable by no
+///   one else, sticky or not. The sticky bit stops others from renaming or
+///   removing what is not theirs, not from adding entries, and there every
+///   entry added is a hook;
+/// - every symbolic link on the way, followed one step at a time: owned by the
+///   user or root, in a folder that passes the next rule. The kernel's
+///   protected_symlinks setting would refuse a stranger's link only in some
+///   folders, and is not on everywhere;
+/// - every folder above those, and from the file's up to `/` (or up to the
+///   home folder): owned by the user or root and writable by no one else, or
+///   sticky like `/tmp` (others cannot replace what is not theirs there).
+///   Whoever can write to such a folder could put any program in the hook's place.
 ///
-/// A symbolic link is followed and the file it leads to is what gets checked.
 /// The file is opened once, checked through that descriptor, and that very
 /// descriptor is what runs (`OpenedHook`), so it cannot be swapped between the
 /// check and the run.
@@ -38,14 +44,14 @@ enum HookCheck {
     /// The hook opened and checked, ready to run from its descriptor, or why not.
     static func open(_ path: String, uid: uid_t = getuid(), home: String? = homeFolder()) -> Result<OpenedHook, Refused> {
         func refuse(_ reason: String) -> Result<OpenedHook, Refused> { .failure(Refused(path: path, reason: reason)) }
-        guard let resolved = realpath(path, nil) else {
-            return refuse("cannot resolve it: \(String(cString: strerror(errno)))")
+        let checker = Checker(uid: uid, home: home)
+        if let reason = checker.unsafeFolder(parent(of: path), listed: true) { return refuse(reason) }
+        let target: String
+        switch checker.resolve(path) {
+        case .success(let resolved): target = resolved
+        case .failure(let why): return refuse(why.reason)
         }
-        let target = String(cString: resolved)
-        free(resolved)
-        for folder in [parent(of: path), parent(of: target)] {
-            if let reason = unsafeFolder(folder, uid: uid, home: home) { return refuse(reason) }
-        }
+        if let reason = checker.unsafeRealFolder(parent(of: target)) { return refuse(reason) }
         // No link is followed any more: the path is resolved and its folders are
         // the user's own, so what it names now is what was checked above.
         let fd = Glibc.open(target, Int32(LIFELINE_O_PATH) | O_NOFOLLOW | O_CLOEXEC)
@@ -99,28 +105,107 @@ enum HookCheck {
     }
 
     /// Why `folder` or a folder above it (up to `/`, or up to `home`) lets
-    /// someone else replace what it holds; nil when none does.
-    static func unsafeFolder(_ folder: String, uid: uid_t, home: String?) -> String? {
-        guard let resolved = realpath(folder, nil) else {
-            return "cannot resolve its folder \(folder): \(String(cString: strerror(errno)))"
+    /// someone else replace what it holds; nil when none does. `listed`: the
+    /// folder hooks are listed in, which must not be writable by others even
+    /// when sticky.
+    static func unsafeFolder(_ folder: String, uid: uid_t, home: String?, listed: Bool = false) -> String? {
+        Checker(uid: uid, home: home).unsafeFolder(folder, listed: listed)
+    }
+
+    /// The checks, for one daemon user.
+    struct Checker {
+        let uid: uid_t
+        let home: String?
+
+        struct Unsafe: Error { var reason: String }
+
+        /// `folder` resolved link by link, then checked as `unsafeRealFolder` does.
+        func unsafeFolder(_ folder: String, listed: Bool = false) -> String? {
+            switch resolve(folder) {
+            case .success(let real): unsafeRealFolder(real, listed: listed)
+            case .failure(let why): why.reason
+            }
         }
-        var current = String(cString: resolved)
-        free(resolved)
-        while true {
-            var info = stat()
-            guard stat(current, &info) == 0 else {
-                return "cannot stat the folder \(current): \(String(cString: strerror(errno)))"
+
+        /// Why `real` (a path without links) or a folder above it lets someone
+        /// else replace what it holds; nil when none does.
+        func unsafeRealFolder(_ real: String, listed: Bool = false) -> String? {
+            var current = real
+            var first = true
+            while true {
+                var info = stat()
+                guard stat(current, &info) == 0 else {
+                    return "cannot stat the folder \(current): \(String(cString: strerror(errno)))"
+                }
+                if !trusted(info.st_uid) {
+                    return "the folder \(current) is owned by uid \(info.st_uid), not by the daemon's user (uid \(uid)) or root"
+                }
+                let mode = info.st_mode
+                if mode & (S_IWGRP | S_IWOTH) != 0, mode & S_ISVTX == 0 || (listed && first) {
+                    let who = mode & S_IWOTH != 0 ? "others" : "its group"
+                    return "the folder \(current) (owner uid \(info.st_uid)) is writable by \(who) (mode \(String(mode & 0o7777, radix: 8)))"
+                }
+                if current == "/" || current == home { return nil }
+                current = HookCheck.parent(of: current)
+                first = false
             }
-            if info.st_uid != uid, info.st_uid != 0 {
-                return "the folder \(current) is owned by uid \(info.st_uid), not by the daemon's user (uid \(uid)) or root"
+        }
+
+        /// `path` with every symbolic link resolved, one component at a time, as
+        /// realpath(3) does, refusing any link owned by someone other than the
+        /// user or root, or kept in a folder someone else can change.
+        func resolve(_ path: String) -> Result<String, Unsafe> {
+            var pending = Self.components(path.hasPrefix("/") ? path : Self.workingFolder() + "/" + path)
+            var resolved = "/"
+            var links = 0
+            while !pending.isEmpty {
+                let name = pending.removeFirst()
+                if name == "." { continue }
+                if name == ".." {
+                    resolved = HookCheck.parent(of: resolved)
+                    continue
+                }
+                let candidate = resolved == "/" ? "/" + name : resolved + "/" + name
+                var info = stat()
+                guard lstat(candidate, &info) == 0 else {
+                    return .failure(Unsafe(reason: "cannot resolve it: \(candidate): \(String(cString: strerror(errno)))"))
+                }
+                guard info.st_mode & S_IFMT == S_IFLNK else {
+                    resolved = candidate
+                    continue
+                }
+                links += 1
+                if links > 40 { return .failure(Unsafe(reason: "cannot resolve it: too many symbolic links")) }
+                if !trusted(info.st_uid) {
+                    return .failure(Unsafe(reason: "the link \(candidate) is owned by uid \(info.st_uid), not by the daemon's user (uid \(uid)) or root"))
+                }
+                if let reason = unsafeRealFolder(resolved) { return .failure(Unsafe(reason: reason)) }
+                guard let target = Self.readLink(candidate) else {
+                    return .failure(Unsafe(reason: "cannot resolve it: \(candidate): \(String(cString: strerror(errno)))"))
+                }
+                if target.hasPrefix("/") { resolved = "/" }
+                pending = Self.components(target) + pending
             }
-            let mode = info.st_mode
-            if mode & (S_IWGRP | S_IWOTH) != 0, mode & S_ISVTX == 0 {
-                let who = mode & S_IWOTH != 0 ? "others" : "its group"
-                return "the folder \(current) is writable by \(who) (mode \(String(mode & 0o7777, radix: 8)))"
-            }
-            if current == "/" || current == home { return nil }
-            current = parent(of: current)
+            return .success(resolved)
+        }
+
+        private func trusted(_ owner: uid_t) -> Bool { owner == uid || owner == 0 }
+
+        private static func components(_ path: String) -> [String] {
+            path.split(separator: "/").map(String.init)
+        }
+
+        private static func readLink(_ path: String) -> String? {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(path, &buffer, buffer.count - 1)
+            guard count >= 0 else { return nil }
+            return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+
+        private static func workingFolder() -> String {
+            guard let cwd = getcwd(nil, 0) else { return "/" }
+            defer { free(cwd) }
+            return String(cString: cwd)
         }
     }
 

@@ -13,6 +13,9 @@ DBUS_SYSTEM_BUS_ADDRESS (the tests' private stand-in for the system bus).
                                               is answered only on `answer IFACE` (a NetworkManager that
                                               is slow to reply; the mock answers everything else meanwhile)
   nm_mock.py answer IFACE                     answers that held GetAll, with the properties of when it was asked
+  nm_mock.py stalled-primary NAME TYPE IFACE METERED
+                                              like primary, but no GetAll of the new connection is ever
+                                              answered (a NetworkManager stuck on that object)
 """
 import sys
 import time
@@ -35,6 +38,14 @@ def held(obj, interface_name, answer, fail):
 held = dbus.service.method(dbus.PROPERTIES_IFACE, in_signature='s', out_signature='a{sv}',
                            async_callbacks=('answer', 'fail'))(held)
 self.methods.setdefault(dbus.PROPERTIES_IFACE, {})['GetAll'] = ('s', 'a{sv}', None, held)
+'''
+STALL = '''
+def stalled(obj, interface_name, answer, fail):
+    obj.log(f'GetAll {obj.path} {interface_name} (stalled)')
+    obj.stalled = getattr(obj, 'stalled', []) + [answer]
+stalled = dbus.service.method(dbus.PROPERTIES_IFACE, in_signature='s', out_signature='a{sv}',
+                              async_callbacks=('answer', 'fail'))(stalled)
+self.methods.setdefault(dbus.PROPERTIES_IFACE, {})['GetAll'] = ('s', 'a{sv}', None, stalled)
 '''
 ANSWER = '''
 answer, props = self.held
@@ -61,7 +72,7 @@ def active_path(iface):
     return '/org/freedesktop/NetworkManager/ActiveConnection/' + iface
 
 
-def primary(name, conn_type, iface, metered, held=False):
+def primary(name, conn_type, iface, metered, held=False, stalled=False):
     device = '/org/freedesktop/NetworkManager/Devices/' + iface
     mock.AddObject(device, NM + '.Device', {'Interface': iface, 'State': dbus.UInt32(100)}, [])
     active = active_path(iface)
@@ -71,6 +82,8 @@ def primary(name, conn_type, iface, metered, held=False):
     }, [])
     if held:
         test_call(active, 'HoldNextGetAll', HOLD)
+    if stalled:
+        test_call(active, 'StallEveryGetAll', STALL)
     manager_property('ConnectivityCheckEnabled', dbus.Boolean(True, variant_level=1))
     manager_property('Metered', dbus.UInt32(int(metered), variant_level=1))
     manager_property('PrimaryConnection', dbus.ObjectPath(active, variant_level=1))
@@ -89,6 +102,8 @@ def main(argv):
         primary(*args)
     elif command == 'held-primary':
         primary(*args, held=True)
+    elif command == 'stalled-primary':
+        primary(*args, stalled=True)
     elif command == 'answer':
         test_call(active_path(args[0]), 'AnswerHeldGetAll', ANSWER)
     elif command == 'state':

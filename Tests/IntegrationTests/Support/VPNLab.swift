@@ -23,7 +23,11 @@ final class VPNLab: @unchecked Sendable {
     /// via the router and the default into the tunnel (OpenVPN, NetworkManager),
     /// or `wg-quick`'s policy routing: the main table keeps the default via the
     /// router, a table of its own sends everything not marked into the tunnel.
-    enum Routing { case hostRoute, policy }
+    /// `def1`: OpenVPN's `redirect-gateway def1`. The main table's default
+    /// stays via the router; OpenVPN itself adds a host route to the endpoint
+    /// and two /1 routes into the tunnel when it comes up, and removes them
+    /// when it ends. Its client starts only on `bringOpenVPNUp()`.
+    enum Routing { case hostRoute, policy, def1 }
 
     let flavour: Flavour
     let net: NetnsLab
@@ -76,12 +80,19 @@ final class VPNLab: @unchecked Sendable {
         try inServer(["ip", "addr", "add", "\(routerAddress)/24", "dev", serverLink])
         try inServer(["ip", "addr", "add", "\(endpointAddress)/32", "dev", "lo"])
         try inServer(["ip", "link", "set", serverLink, "up"])
+        if routing == .def1 {
+            precondition(flavour == .openvpn, "def1 is OpenVPN's")
+            try inClient(["ip", "route", "add", "default", "via", routerAddress, "dev", carrier])
+            try startOpenVPNServer()
+            return
+        }
         switch flavour {
         case .wireguard: try startWireGuard()
         case .openvpn: try startOpenVPN()
         }
         try inClient(["ip", "route", "add", "\(endpointAddress)/32", "via", routerAddress, "dev", carrier])
         switch routing {
+        case .def1: break
         case .hostRoute:
             try inClient(["ip", "route", "add", "default", "dev", tunnel])
         case .policy:
@@ -156,21 +167,45 @@ final class VPNLab: @unchecked Sendable {
     // MARK: OpenVPN (static key, tun)
 
     private func startOpenVPN() throws {
-        let key = workDir.appendingPathComponent("static.key").path
-        try sh(["openvpn", "--genkey", "secret", key])
-        // Static-key mode is deprecated (2.7 drops it) but needs no certificates; a throwaway key is enough here.
-        let common = ["--dev-type", "tun", "--proto", "udp", "--secret", key, "--cipher", "AES-256-CBC",
-                      "--verb", "1", "--ping", "2", "--ping-restart", "0"]
+        try startOpenVPNServer()
+        try startOpenVPNClient(extra: [])
+    }
+
+    private var openVPNKey: String { workDir.appendingPathComponent("static.key").path }
+
+    /// Static-key mode is deprecated (2.7 drops it) but needs no certificates; a throwaway key is enough here.
+    private var openVPNCommon: [String] {
+        ["--dev-type", "tun", "--proto", "udp", "--secret", openVPNKey, "--cipher", "AES-256-CBC",
+         "--verb", "1", "--ping", "2", "--ping-restart", "0"]
+    }
+
+    private func startOpenVPNServer() throws {
+        try sh(["openvpn", "--genkey", "secret", openVPNKey])
         processes.append(try Spawned(net.argv(.outside, ["openvpn", "--dev", serverTunnel, "--lport", "\(port)",
-                                      "--local", endpointAddress, "--ifconfig", tunnelServerAddress, tunnelClientAddress] + common),
+                                      "--local", endpointAddress, "--ifconfig", tunnelServerAddress, tunnelClientAddress] + openVPNCommon),
                                      stdout: .file(workDir.appendingPathComponent("openvpn-server.log").path), stderr: .stdout))
+        try waitFor("openvpn's server tunnel") {
+            (try? self.inServer(["ip", "link", "show", self.serverTunnel, "up"]))?.contains("UP") == true
+        }
+    }
+
+    private func startOpenVPNClient(extra: [String]) throws {
         processes.append(try Spawned(net.argv(.inside, ["openvpn", "--dev", tunnel, "--remote", endpointAddress,
-                                      "\(port)", "--nobind", "--ifconfig", tunnelClientAddress, tunnelServerAddress] + common),
+                                      "\(port)", "--nobind", "--ifconfig", tunnelClientAddress, tunnelServerAddress] + openVPNCommon + extra),
                                      stdout: .file(workDir.appendingPathComponent("openvpn-client.log").path), stderr: .stdout))
         clientProcess = processes.last
-        try waitFor("openvpn's tunnels") {
+        try waitFor("openvpn's client tunnel") {
             (try? self.inClient(["ip", "link", "show", self.tunnel, "up"]))?.contains("UP") == true
-                && (try? self.inServer(["ip", "link", "show", self.serverTunnel, "up"]))?.contains("UP") == true
+        }
+    }
+
+    /// The `def1` lab's client starts, with `redirect-gateway def1`; returns
+    /// once both of its /1 routes are in the main table.
+    func bringOpenVPNUp() throws {
+        try startOpenVPNClient(extra: ["--redirect-gateway", "def1"])
+        try waitFor("openvpn's /1 routes") {
+            let routes = (try? self.inClient(["ip", "-4", "route", "show", "table", "main"])) ?? ""
+            return routes.contains("0.0.0.0/1 ") && routes.contains("128.0.0.0/1 ")
         }
     }
 
