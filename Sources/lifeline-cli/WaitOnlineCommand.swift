@@ -29,8 +29,9 @@ struct WaitOnlineCommand: AsyncParsableCommand {
             printError("still \(state.rawValue) after \(DurationText.format(limit)): \(reason)")
         case .noDaemonNotOnline(let answer):
             printError("no daemon runs; looked once: \(answer.state.rawValue): \(answer.reason)")
-        case .interrupted:
-            throw ExitCode(130)
+        case .interrupted(let signal):
+            // As `sleep` would end: a shell stops the script that ran us only for a death by SIGINT.
+            ChildCommand.die(of: signal)
         case .failed(let why):
             printError(why)
         }
@@ -52,7 +53,8 @@ enum WaitOutcome {
     case online
     case notOnline(ConnectivityState, String)
     case noDaemonNotOnline(LocalCheck.Answer)
-    case interrupted
+    /// A signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) ended the wait.
+    case interrupted(Int32)
     case failed(String)
 }
 
@@ -82,8 +84,8 @@ extension DaemonEvents {
                 gone = false
             case .daemonGone:
                 gone = true
-            case .signal:
-                return .interrupted
+            case .signal(let raw):
+                return .interrupted(raw & ~SignalPipe.sentByProcess)
             case .timedOut:
                 return gone ? .notOnline(.unknown, "the daemon left the bus") : .notOnline(current.state, current.reason)
             case .busLost:

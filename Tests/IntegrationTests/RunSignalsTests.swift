@@ -143,6 +143,28 @@ import Testing
         #expect(await lab.daemon.stop() == 0)
     }
 
+    /// `wait-online` too dies of the SIGINT that ends its wait (a script loop
+    /// over it stops at Ctrl-C, as one over `sleep` does), rather than exit 130.
+    @Test(.requires(.tools(JobsTests.tools + ["python3"]))) func sigintEndsWaitOnlineAsItWouldEndSleep() async throws {
+        let lab = try Lab()
+        try await lab.start("offline", reason: "no default route")
+        let calls = try lab.callMonitor()
+        defer { calls.stop() }
+        await Harness.waitUntil("dbus-monitor to listen") { calls.output.contains("member=") || calls.output.contains("NameAcquired") }
+        let parent = try BackgroundProcess(
+            ["python3", "-c", "import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)",
+             Harness.binary, "wait-online", "--timeout", "60s"],
+            environment: lab.daemon.environment, output: lab.daemon.root.appendingPathComponent("parent.txt"))
+        defer { parent.stop() }
+        // It asks for the state once it has subscribed: from then on it waits.
+        await Harness.waitUntil("wait-online to ask for the state") { calls.output.contains("member=GetStatus") }
+        let waiter = try #require(ChildrenLeaveWithTheDaemonTests.children(of: parent.process.pid).first)
+        kill(waiter, SIGINT)
+        #expect(await JobsTests.waitForExit(parent) == 0, "\(parent.output)")
+        #expect(parent.lines.last == "-\(SIGINT)", "\(parent.output)")
+        #expect(await lab.daemon.stop() == 0)
+    }
+
     /// A restarted daemon says `unknown` until it has looked: not an outage, so
     /// a command that failed for its own reasons meanwhile is not run again.
     @Test(.requires(.tools(JobsTests.tools))) func aDaemonRestartedWhileAFailingCommandRunsCausesNoRerun() async throws {
