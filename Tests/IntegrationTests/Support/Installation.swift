@@ -33,14 +33,20 @@ final class Installation: @unchecked Sendable {
 
     /// `make install` of the tests' binaries: `prefix` is where the files claim
     /// to live (unit and D-Bus files name `prefix`/bin/lifeline), `destdir` a staging root.
+    /// The GIO module goes below `prefix` too (`gioModuleFolder`), never into
+    /// this machine's GIO module folder.
     func makeInstall(prefix: String, destdir: String = "") throws -> (status: Int32, stdout: String, stderr: String) {
-        try Self.make("install", ["NO_BUILD": "1", "BUILD_DIR": Self.builtBinaries, "PREFIX": prefix, "DESTDIR": destdir])
+        try Self.make("install", ["NO_BUILD": "1", "BUILD_DIR": Self.builtBinaries, "PREFIX": prefix, "DESTDIR": destdir,
+                                  "GIO_MODULE_DIR": Self.gioModuleFolder(prefix: prefix)])
     }
+
+    static func gioModuleFolder(prefix: String) -> String { prefix + "/lib/gio/modules" }
 
     /// Every path `make install` writes, from the one list it uses.
     static func manifest(prefix: String) throws -> [String] {
         var env = ProcessInfo.processInfo.environment
         env["PREFIX"] = prefix
+        env["GIO_MODULE_DIR"] = gioModuleFolder(prefix: prefix)
         let r = try Harness.run([repo + "/scripts/install.sh", "list"], environment: env)
         return r.stdout.split(separator: "\n").map(String.init)
     }
