@@ -110,7 +110,9 @@ verdict_of (const LifelineNetworkMonitor *self)
 }
 
 /* Takes the values it knows from an a{sv} of the daemon's properties; returns
- * whether a new transition was published (Sequence moved). */
+ * whether a new transition was published: Sequence moved to a decided state.
+ * (A daemon that starts moves it while still `unknown`, to the number its
+ * last run reached; that is no transition.) */
 static gboolean
 take_properties (LifelineNetworkMonitor *self, GVariant *properties)
 {
@@ -131,7 +133,7 @@ take_properties (LifelineNetworkMonitor *self, GVariant *properties)
       moved = sequence != self->sequence;
       self->sequence = sequence;
     }
-  return moved;
+  return moved && self->state != NULL && strcmp (self->state, "unknown") != 0;
 }
 
 /* Tells applications what changed: one notify per property, then one

@@ -112,20 +112,7 @@ final class ActivatingBus: @unchecked Sendable {
     init(serviceFolder: String, folder: String, environment: [String: String]) throws {
         let socket = folder + "/bus"
         address = "unix:path=" + socket
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(address)</listen>
-              <servicedir>\(serviceFolder)</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
+        let config = PrivateBus.sessionConfiguration(listen: address, serviceFolder: serviceFolder)
         let configPath = folder + "/bus.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         var env = environment
