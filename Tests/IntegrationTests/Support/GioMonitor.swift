@@ -28,7 +28,11 @@ final class GioMonitorClient: @unchecked Sendable {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Resources").standardized.path
     }
 
-    static var moduleFolder: String { Installation.repo + "/.build/gio" }
+    /// The build's module folder, or the one `LIFELINE_GIO_MODULES` names (an
+    /// installed module's folder; an empty one shows what GLib does alone).
+    static var moduleFolder: String {
+        ProcessInfo.processInfo.environment["LIFELINE_GIO_MODULES"] ?? Installation.repo + "/.build/gio"
+    }
 
     /// What the clients need: root is not needed, Debian's python3-gi and a C compiler are.
     static let requirement = Harness.Requirement.all(.tools(["make", "cc", "pkg-config", "gio-querymodules", "dbus-daemon"]),
