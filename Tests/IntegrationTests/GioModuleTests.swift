@@ -218,6 +218,30 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: started), "the module started the daemon through the bus")
     }
 
+    /// A program with no session bus (a root GUI program, a system service) asks
+    /// for the network monitor: the module declines without trying to start a
+    /// bus (GLib would run dbus-launch where $DISPLAY is set).
+    @Test(.requires(GioMonitorClient.requirement, .tools(["strace", "dbus-launch"]))) func withoutASessionBusNoBusIsStarted() async throws {
+        try GioMonitorClient.buildModule()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-nobus-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder + "/run", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SESSION_BUS_ADDRESS"] = nil
+        env["XDG_RUNTIME_DIR"] = folder + "/run"
+        env["DISPLAY"] = ":97"  // no X server: a dbus-launch would fail, but it must not even run
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + folder + "/no-system-bus"
+        env["GIO_EXTRA_MODULES"] = GioMonitorClient.moduleFolder
+        let trace = folder + "/execs"
+        let app = try await GioMonitorClient(.c, environment: env, folder: folder, name: "app",
+                                             prefix: ["strace", "-f", "-e", "trace=execve", "-o", trace])
+        #expect(app.start?.name == "GNetworkMonitorNetlink")
+        app.process.stop()
+        let execs = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
+        let launches = execs.split(separator: "\n").filter { $0.contains("dbus-launch") }
+        #expect(launches.isEmpty, "\(launches)")
+    }
+
     /// A daemon that owns the name but does not answer (stopped) delays no
     /// application by more than the module's bound: GLib falls back.
     @Test(.requires(GioMonitorClient.requirement)) func aStoppedDaemonDelaysApplicationsOnlyBriefly() async throws {

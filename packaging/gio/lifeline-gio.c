@@ -251,12 +251,35 @@ properties_changed (GDBusConnection *bus, const char *sender, const char *path, 
   g_variant_unref (changed);
 }
 
+/* Whether the process has a session bus to connect to, found as GLib finds
+ * it. Without one GLib would try to start one (dbus-launch, when $DISPLAY is
+ * set: a root GUI program, a system service): no daemon can be there anyway. */
+static gboolean
+session_bus_known (void)
+{
+  const char *address = g_getenv ("DBUS_SESSION_BUS_ADDRESS");
+  char *socket;
+  gboolean known;
+
+  if (address != NULL && address[0] != '\0')
+    return TRUE;
+  socket = g_build_filename (g_get_user_runtime_dir (), "bus", NULL);
+  known = g_file_test (socket, G_FILE_TEST_EXISTS);
+  g_free (socket);
+  return known;
+}
+
 static gboolean
 lifeline_network_monitor_initable_init (GInitable *initable, GCancellable *cancellable, GError **error)
 {
   LifelineNetworkMonitor *self = LIFELINE_NETWORK_MONITOR (initable);
   GVariant *reply, *properties;
 
+  if (!session_bus_known ())
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "no session bus: the Lifeline daemon is not running");
+      return FALSE;
+    }
   self->bus = g_bus_get_sync (G_BUS_TYPE_SESSION, cancellable, error);
   if (self->bus == NULL)
     return FALSE;
