@@ -11,9 +11,10 @@
 #   default); 50 flaps in 10 s, of the carrier and of the default route.
 # For each: time to the first correct signal, signals sent (spurious ones
 # counted), whether the right verdict was reached. Prints one table. Then the
-# time from a change to the application's notify::connectivity (200 each: a
-# state Lifeline publishes, through the module; a route change, through GLib's
-# netlink monitor), and the memory each monitor takes in a small C application.
+# time from a change to the application being told, 200 each: a state Lifeline
+# publishes → notify::connectivity through the module; a route change →
+# network-changed through GLib's netlink monitor (which notifies no
+# connectivity). Last, the memory each monitor takes in a small C application.
 #
 # Two private namespaces: the client (the daemon and bench/gnetworkmonitor.py)
 # and the upstream (the gateway, the check server, nftables). Nothing leaves
