@@ -1,6 +1,7 @@
 /* What a GLib application written in C sees through
  * g_network_monitor_get_default(): the `watch` output of
- * network_monitor_client.py, the same lines.
+ * network_monitor_client.py, the same lines (with the argument `start`, the
+ * first line only).
  * Built by the test: cc network_monitor_client.c $(pkg-config --cflags --libs gio-2.0) */
 #include <stdio.h>
 #include <gio/gio.h>
@@ -37,7 +38,7 @@ notified (GObject *object, GParamSpec *pspec, gpointer data)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
   gint64 start = g_get_monotonic_time ();
   GNetworkMonitor *monitor = g_network_monitor_get_default ();
@@ -50,6 +51,9 @@ main (void)
   print_values (monitor);
   printf (" %s\n", bus ? g_dbus_connection_get_unique_name (bus) : "-");
   fflush (stdout);
+  /* `start`: the start line only, then exit. */
+  if (argc > 1 && g_strcmp0 (argv[1], "start") == 0)
+    return 0;
   g_signal_connect (monitor, "network-changed", G_CALLBACK (changed), NULL);
   g_signal_connect (monitor, "notify::network-available", G_CALLBACK (notified), NULL);
   g_signal_connect (monitor, "notify::connectivity", G_CALLBACK (notified), NULL);
