@@ -46,8 +46,9 @@ TEST_PACKAGES += wireguard-go wireguard-tools openvpn
 TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
 # The tray tests: a StatusNotifierWatcher in Python (Gio), waybar's tray under headless sway, grim.
 TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim adwaita-icon-theme
-# The GIO module's tests: Debian's desktop portal, whose NetworkMonitor asks GLib's default monitor.
-TEST_PACKAGES += xdg-desktop-portal
+# The GIO module's tests: Debian's desktop portal, whose NetworkMonitor asks GLib's default
+# monitor, and dbus-launch (which GLib runs to start a session bus, and the module must not cause).
+TEST_PACKAGES += xdg-desktop-portal dbus-x11
 # The toast on the notification servers of sway (mako, swaync) and GNOME Shell (whose
 # org.freedesktop.Notifications is a gjs service the bus starts, and gnome-shell does not depend on gjs).
 TEST_PACKAGES += mako-notifier sway-notification-center gnome-shell gjs
