@@ -241,6 +241,24 @@ import Testing
         #expect(launches.isEmpty, "\(launches)")
     }
 
+    /// With NetworkManager on the system bus, GLib's NetworkManager monitor
+    /// could start too: Lifeline's, registered above it, is the default while
+    /// the daemon runs, and NetworkManager's is GLib's next one without it.
+    @Test(.requires(GioMonitorClient.requirement, NetworkManagerMock.requirement)) func lifelineRanksAboveNetworkManager() async throws {
+        let networkManager = try NetworkManagerMock()
+        try await networkManager.start()
+        let setup = try Scripted()
+        var env = setup.appEnvironment
+        env.merge(networkManager.environment) { $1 }
+        let without = try await GioMonitorClient(.python, environment: env, folder: setup.daemon.root.path, name: "without")
+        #expect(without.start?.name == "GNetworkMonitorNM")
+
+        try await setup.start()
+        let with = try await GioMonitorClient(.python, environment: env, folder: setup.daemon.root.path, name: "with")
+        #expect(with.start?.name == "LifelineNetworkMonitor")
+        await networkManager.stop()
+    }
+
     /// A daemon that owns the name but does not answer (stopped) delays no
     /// application by more than the module's bound: GLib falls back.
     @Test(.requires(GioMonitorClient.requirement)) func aStoppedDaemonDelaysApplicationsOnlyBriefly() async throws {
