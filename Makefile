@@ -46,6 +46,9 @@ TEST_PACKAGES += wireguard-go wireguard-tools openvpn
 TEST_PACKAGES += dpkg-dev lintian man-db zsh fish bash-completion systemd
 # The tray tests: a StatusNotifierWatcher in Python (Gio), waybar's tray under headless sway, grim.
 TEST_PACKAGES += python3-gi gir1.2-glib-2.0 sway waybar grim adwaita-icon-theme
+# The GIO module's tests: Debian's desktop portal, whose NetworkMonitor asks GLib's default
+# monitor, and dbus-launch (which GLib runs to start a session bus, and the module must not cause).
+TEST_PACKAGES += xdg-desktop-portal dbus-x11
 # The toast on the notification servers of sway (mako, swaync) and GNOME Shell (whose
 # org.freedesktop.Notifications is a gjs service the bus starts, and gnome-shell does not depend on gjs).
 TEST_PACKAGES += mako-notifier sway-notification-center gnome-shell gjs
@@ -63,7 +66,7 @@ DESTDIR ?=
 BUILD_DIR ?= .build/release
 DEB_DIR ?= .
 
-.PHONY: run build release test bench fuzz fuzz-ci deps test-deps test-deps-first clean install uninstall deb
+.PHONY: run build release test bench fuzz fuzz-ci deps test-deps test-deps-first clean install uninstall deb gio-module
 
 # `lifeline watch` beside the daemon prints each published state, one line each;
 # Ctrl-C stops both (scripts/run.sh).
@@ -87,18 +90,37 @@ release: deps
 	$(SWIFT_RELEASE) --product lifeline-cli
 	$(SWIFT_RELEASE) --product lifeline-daemon
 
+# The GIO module (packaging/gio/lifeline-gio.c): GLib applications' network
+# monitor, answered by the daemon. Plain C and GIO, built with the C compiler
+# (it is loaded into other programs, so it brings no Swift); hardened as Debian
+# builds libraries. Its folder gets GIO's module cache, so GIO_EXTRA_MODULES=.build/gio finds it.
+GIO_MODULE = .build/gio/liblifeline-gio.so
+GIO_CFLAGS = -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -fPIC -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+GIO_LDFLAGS = -shared -Wl,-z,relro -Wl,-z,now -Wl,--as-needed -Wl,-z,defs
+# Where GIO looks for modules; installed there whatever PREFIX is (GIO looks nowhere else).
+GIO_MODULE_DIR ?= $(shell pkg-config --variable=giomoduledir gio-2.0)
+
+gio-module: $(GIO_MODULE)
+
+$(GIO_MODULE): packaging/gio/lifeline-gio.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GIO_CFLAGS) $(GIO_LDFLAGS) -o $@ $< $$(pkg-config --cflags --libs gio-2.0)
+	gio-querymodules $(dir $@)
+
 # Every file's place is listed once, in scripts/install.sh. NO_BUILD=1 installs
-# the binaries BUILD_DIR holds without building (the tests install debug ones).
-install: $(if $(NO_BUILD),,release)
-	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BUILD_DIR='$(BUILD_DIR)' scripts/install.sh install
+# the binaries BUILD_DIR holds without building (the tests install debug ones);
+# the GIO module is always brought up to date (one C file).
+install: $(if $(NO_BUILD),,release) gio-module
+	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BUILD_DIR='$(BUILD_DIR)' GIO_MODULE='$(GIO_MODULE)' GIO_MODULE_DIR='$(GIO_MODULE_DIR)' \
+	  scripts/install.sh install
 
 uninstall:
-	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/install.sh uninstall
+	PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' GIO_MODULE_DIR='$(GIO_MODULE_DIR)' scripts/install.sh uninstall
 
 # lifeline_<version>_<arch>.deb in DEB_DIR, from the release binaries.
-deb: release
+deb: release gio-module
 	@scripts/ensure-packages.sh dpkg-dev
-	BUILD_DIR=.build/release packaging/debian/build-deb.sh '$(DEB_DIR)'
+	BUILD_DIR=.build/release GIO_MODULE='$(GIO_MODULE)' packaging/debian/build-deb.sh '$(DEB_DIR)'
 
 # Tests run one at a time: several assert latency bounds (a sink delivers within
 # 10 ms, tmux redraws within 100 ms) that parallel tests on two cores would blur.
@@ -107,7 +129,7 @@ deb: release
 # cannot run SwiftPM while `swift test` holds the build folder.
 # The whole output is also kept in .build/test.log; a failed run ends with each
 # failed test's name and first issue (scripts/test-summary.sh), as CI shows only the end.
-test: test-deps-first
+test: test-deps-first gio-module
 	@mkdir -p .build
 	@scripts/ensure-packages.sh $(BACKGROUND_PACKAGES) >.build/background-packages.log 2>&1 & packages=$$!; \
 	  $(SWIFT) build --build-tests; built=$$?; \
@@ -122,7 +144,7 @@ test: test-deps-first
 # table of them all and writes it into docs/benchmarks.md between its markers, and
 # scripts/bench-methods.py writes each script's method beside it.
 BENCH_OUT ?= .build/bench
-bench: release
+bench: release gio-module
 	@scripts/ensure-packages.sh $(BENCH_PACKAGES)
 	$(SWIFT_RELEASE) --product lifeline-bench
 	@rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT) && cat /proc/loadavg > $(BENCH_OUT)/loadavg

@@ -4,11 +4,13 @@
 This is what a GNOME application sees through `g_network_monitor_get_default()`:
 run it in the network namespace to watch (`ip netns exec NS bench/gnetworkmonitor.py`).
 Without NetworkManager on the system bus (and outside a sandbox) GLib picks its
-netlink backend, which follows the kernel's routing table.
+netlink backend, which follows the kernel's routing table; with Lifeline's GIO
+module on GIO's module path and the daemon running, it picks Lifeline's.
 
 Output, flushed per line:
   backend NAME available 0|1 connectivity N     once, at start
   T network-changed available 0|1 connectivity N    per `network-changed` signal
+  T notify connectivity N                        per `notify::connectivity`
 
 T is the wall clock in microseconds when the signal reached this process;
 `available` is the signal's own argument; connectivity is GNetworkConnectivity
@@ -33,6 +35,8 @@ def main():
               flush=True)
 
     monitor.connect("network-changed", changed)
+    monitor.connect("notify::connectivity", lambda source, spec: print(
+        f"{time.time_ns() // 1000} notify connectivity {int(source.get_connectivity())}", flush=True))
     GLib.MainLoop().run()
 
 

@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Lifeline side by side with GLib's GNetworkMonitor (what GNOME applications use
 # when no NetworkManager runs: its netlink backend), in the same network
-# namespace and the same run, on the same scenarios:
+# namespace and the same run, on the same scenarios, and what a GLib
+# application sees with Lifeline's GIO module installed (its default monitor
+# is then Lifeline's):
 #   default route removed (and restored); carrier lost on the peer (and back);
 #   internet blackholed with nftables while traffic flows, and on an idle machine
-#   (netlink sees nothing); 150 veth pairs created and deleted; a docker-style
-#   bridge with an address and a route (not default); 50 flaps in 10 s, of the
-#   carrier and of the default route.
+#   (netlink sees nothing); the check server down (and back); 150 veth pairs
+#   created and deleted; a docker-style bridge with an address and a route (not
+#   default); 50 flaps in 10 s, of the carrier and of the default route.
 # For each: time to the first correct signal, signals sent (spurious ones
-# counted), whether the right verdict was reached. Prints one table.
+# counted), whether the right verdict was reached. Prints one table. Then the
+# time from a change to the application being told, 200 each: a state Lifeline
+# publishes → notify::connectivity through the module; a route change →
+# network-changed through GLib's netlink monitor (which notifies no
+# connectivity). Last, the memory each monitor takes in a small C application.
 #
 # Two private namespaces: the client (the daemon and bench/gnetworkmonitor.py)
 # and the upstream (the gateway, the check server, nftables). Nothing leaves
 # the machine. The daemon runs the netlink and probe monitors (default settings,
 # the URL pointing at the lab) and the log sink, with the default debounce
-# (down 2s, up 1s). Needs root, ip, nft, python3 and Debian's python3-gi.
+# (down 2s, up 1s), on a private session bus where the module's application
+# finds it. Needs root, ip, nft, python3, dbus-daemon, cc and Debian's python3-gi.
 # Uses .build/release/lifeline (built by `make bench`), or $LIFELINE_BIN.
 # GNM_BENCH_IDLE=0 skips the idle blackhole (the longest scenario, about 70 s a
 # round); GNM_BENCH_IDLE_ROUNDS (default 3) sets how many rounds it runs. Each
@@ -41,9 +48,18 @@ lab_cleanup() { [ -n "${GNM_BENCH_KEEP:-}" ] && cp -r "$work" /tmp/gnm-bench-$ta
 
 lab_pair "$client" "$upstream" "$gw" "$me"
 in_upstream() { ip netns exec "$upstream" "$@"; }  # foreground only: in the background its pid would not be the command's
+lab_session_bus
+make -s gio-module
+gio_modules=$PWD/.build/gio
+# GLib alone: its netlink monitor, even where Lifeline's module is installed.
+glib_env=(env -u GIO_EXTRA_MODULES GIO_USE_NETWORK_MONITOR=netlink)
 
-ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" > "$work/server.out" &
-pids+=($!)
+check_server() {
+    ip netns exec "$upstream" python3 "$server" ok "$gw" 8080 "$work/requests.log" >> "$work/server.out" &
+    server_pid=$!
+    pids+=("$server_pid")
+}
+check_server
 # An echo server: the user's traffic in the "traffic flowing" blackhole.
 ip netns exec "$upstream" python3 -c "
 import socket
@@ -75,7 +91,7 @@ path = "$work/log/events.jsonl"
 TOML
 
 # Both observers start before the daemon, so they see the same changes.
-ip netns exec "$client" /usr/bin/python3 bench/gnetworkmonitor.py > "$work/gnm.out" &
+ip netns exec "$client" "${glib_env[@]}" /usr/bin/python3 bench/gnetworkmonitor.py > "$work/gnm.out" &
 pids+=($!)
 python3 bench/stamp_lines.py "$work/log/events.jsonl" > "$work/lifeline.out" &
 pids+=($!)
@@ -121,6 +137,12 @@ next_probe() {
 }
 
 wait_state online 20000
+# The application with Lifeline's module starts once the daemon serves its
+# name (before, GLib would have fallen back to its own monitor).
+ip netns exec "$client" env GIO_EXTRA_MODULES="$gio_modules" /usr/bin/python3 bench/gnetworkmonitor.py > "$work/gio.out" &
+pids+=($!)
+for _ in $(seq 500); do [ -s "$work/gio.out" ] && break; sleep 0.01; done
+grep -q '^backend LifelineNetworkMonitor ' "$work/gio.out" || { echo "the module's application runs $(head -1 "$work/gio.out")" >&2; exit 1; }
 sleep 2  # the first probe and the initial dumps are behind us
 
 route_del() { ip -n "$client" route del default via "$gw"; }
@@ -135,6 +157,7 @@ table inet lifeline_bench_$tag {
 NFT
 }
 heal() { in_upstream nft delete table inet "lifeline_bench_$tag"; }
+server_down() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; }
 traffic_start() {
     ip netns exec "$client" python3 -c "
 import socket, time
@@ -196,10 +219,66 @@ if [ "$idle" = 1 ]; then
         scenario "blackhole lifted, idle (round $round)" online 1 heal
     done
 fi
+scenario "check server down" limited 1 server_down
+scenario "check server back" online 1 check_server
 scenario "150 veth pairs created and deleted" online 3 veth_churn
 scenario "docker-style bridge, address and route" online 3 docker_bridge
 scenario "50 carrier flaps in 10 s" online 4 carrier_flaps
 scenario "50 default route flaps in 10 s" online 4 route_flaps
 
-echo "GLib's monitor: $(head -1 "$work/gnm.out" | cut -d' ' -f2) (no NetworkManager on a system bus here); times from the change"
-python3 bench/gnetworkmonitor_table.py "$work/marks" "$work/lifeline.out" "$work/gnm.out"
+echo "GLib's monitor: $(head -1 "$work/gnm.out" | cut -d' ' -f2) (no NetworkManager on a system bus here); with the module: $(head -1 "$work/gio.out" | cut -d' ' -f2); times from the change"
+python3 bench/gnetworkmonitor_table.py "$work/marks" "$work/lifeline.out" "$work/gnm.out" "$work/gio.out"
+
+# From a change to the application's notify::connectivity. Lifeline's side: the
+# daemon above gives way to one fed observations (zero debounce windows, so a
+# state is published the moment it is read); the module's application, still
+# running, follows the new daemon. GLib's side: default route changes in the
+# namespace of its application.
+kill "$daemon"; wait "$daemon" 2>/dev/null || true
+mkdir -p "$work/fed/config" "$work/fed/log" "$work/fed/run" "$work/fed/state"
+: > "$work/fed/feed"
+cat > "$work/fed/config/config.toml" <<TOML
+[debounce]
+down = "0s"
+up = "0s"
+
+[[monitor]]
+kind = "exec"
+command = ["tail", "-n", "+1", "-F", "$work/fed/feed"]
+
+[[sink]]
+kind = "log"
+path = "$work/fed/log/events.jsonl"
+TOML
+XDG_RUNTIME_DIR=$work/fed/run XDG_STATE_HOME=$work/fed/state "$bin" daemon --config "$work/fed/config/config.toml" 2> "$work/fed/daemon.log" &
+pids+=($!)
+echo '{"state":"online","interface":"eth0"}' >> "$work/fed/feed"
+for _ in $(seq 1000); do grep -q '"state":"online"' "$work/fed/log/events.jsonl" 2>/dev/null && break; sleep 0.01; done
+sleep 0.5  # the module has read the new daemon's properties
+rounds=${GNM_BENCH_LATENCY_ROUNDS:-200}
+python3 bench/gio_latency.py lifeline "$work/fed/feed" "$work/fed/log/events.jsonl" "$work/gio.out" "$rounds"
+python3 bench/gio_latency.py netlink "$client" "$gw" "$work/gnm.out" "$rounds"
+
+# What each monitor takes in an application: the same small C program (it also
+# connects to the session bus, as a desktop application does), once with GLib's
+# netlink monitor, once with Lifeline's module, both idle after start.
+cc -O2 -o "$work/monitor-client" Tests/IntegrationTests/Resources/network_monitor_client.c $(pkg-config --cflags --libs gio-2.0)
+measure_client() {
+    local label=$1; shift
+    "$@" "$work/monitor-client" > "$work/client-$label.out" 2>&1 &
+    local pid=$!
+    pids+=("$pid")
+    for _ in $(seq 500); do grep -q ' start ' "$work/client-$label.out" 2>/dev/null && break; sleep 0.01; done
+    sleep 0.5
+    printf '%s %s %s %s %s\n' "$label" "$(awk '{print $3}' "$work/client-$label.out" | head -1)" \
+        "$(awk '/^Rss:/ {print $2}' "/proc/$pid/smaps_rollup")" "$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup")" \
+        "$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+{
+    measure_client netlink env -u GIO_EXTRA_MODULES GIO_USE_NETWORK_MONITOR=netlink
+    measure_client lifeline env GIO_EXTRA_MODULES="$gio_modules"
+} > "$work/memory"
+echo "memory of a C application (kB), idle after g_network_monitor_get_default():"
+awk '{ printf "  %-9s %-24s RSS %6d kB  PSS %6d kB  threads %d\n", $1, $2, $3, $4, $5; rss[NR] = $3; pss[NR] = $4 }
+     END { printf "the module adds to an application: RSS %+d kB, PSS %+d kB (against GLib'"'"'s netlink monitor)\n", rss[2] - rss[1], pss[2] - pss[1] }' "$work/memory"

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The side-by-side table of bench/gnetworkmonitor.sh.
 
-usage: gnetworkmonitor_table.py MARKS LIFELINE GNM
+usage: gnetworkmonitor_table.py MARKS LIFELINE GNM [GIO]
 
 MARKS:    "T0 T1 EXPECTED NAME…" per scenario (µs wall clock; EXPECTED is the state
           a correct monitor ends in: offline, limited or online)
 LIFELINE: bench/stamp_lines.py's output for the daemon's event log ("T JSON" per event)
-GNM:      bench/gnetworkmonitor.py's output
+GNM:      bench/gnetworkmonitor.py's output (GLib's own monitor)
+GIO:      the same with Lifeline's GIO module (what a GLib application sees
+          with Lifeline installed)
 
 Both sides are reduced to a verdict per signal. GNetworkMonitor's is its
 connectivity (local = offline, limited, portal, full = online), which its
@@ -44,6 +46,8 @@ def read_gnm(path):
     signals = [(0, initial, None)]
     for line in lines[1:]:
         words = line.split()
+        if len(words) < 2 or words[1] != "network-changed":
+            continue  # notify lines: the latency's, not signals
         signals.append((int(words[0]), GNM_VERDICT.get(int(words[words.index("connectivity") + 1]), "?"), None))
     return signals
 
@@ -79,15 +83,17 @@ def first_text(result, lifeline):
 
 def main():
     marks, lifeline_path, gnm_path = sys.argv[1:4]
+    gio_path = sys.argv[4] if len(sys.argv) > 4 else None
     lifeline, gnm = read_lifeline(lifeline_path), read_gnm(gnm_path)
+    gio = read_gnm(gio_path) if gio_path else None
     rows = [("scenario", "right", "Lifeline first correct", "signals (spurious)", "verdict",
-             "GNetworkMonitor first correct", "signals (spurious)", "verdict")]
-    def row(name, expected, ours, theirs):
-        return (name, expected,
-                first_text(ours, True), f"{ours['signals']} ({ours['spurious']})",
-                f"{ours['final']} {'✓' if ours['right'] else '✗'}",
-                first_text(theirs, False), f"{theirs['signals']} ({theirs['spurious']})",
-                f"{theirs['final']} {'✓' if theirs['right'] else '✗'}")
+             "GNetworkMonitor first correct", "signals (spurious)", "verdict")
+            + (("with the GIO module first correct", "signals (spurious)", "verdict") if gio else ())]
+    def side(result, lifeline):
+        return (first_text(result, lifeline), f"{result['signals']} ({result['spurious']})",
+                f"{result['final']} {'✓' if result['right'] else '✗'}")
+    def row(name, expected, ours, theirs, app=None):
+        return (name, expected) + side(ours, True) + side(theirs, False) + (side(app, False) if app else ())
 
     # Scenarios run in rounds ("NAME (round N)") get a row per round, then a
     # row under NAME alone for the slowest round (the worst case).
@@ -96,12 +102,13 @@ def main():
         t0, t1, expected, name = line.split(maxsplit=3)
         t0, t1 = int(t0), int(t1)
         ours, theirs = judge(lifeline, t0, t1, expected), judge(gnm, t0, t1, expected)
+        app = judge(gio, t0, t1, expected) if gio else None
         if " (round " in name:
-            rounds.setdefault(name.split(" (round ")[0], []).append((expected, ours, theirs))
-        rows.append(row(name.strip(), expected, ours, theirs))
+            rounds.setdefault(name.split(" (round ")[0], []).append((expected, ours, theirs, app))
+        rows.append(row(name.strip(), expected, ours, theirs, app))
     for name, results in rounds.items():
-        expected, ours, theirs = max(results, key=lambda r: r[1]["first_ms"] if r[1]["first_ms"] is not None else float("inf"))
-        rows.append(row(name, expected, ours, theirs))
+        expected, ours, theirs, app = max(results, key=lambda r: r[1]["first_ms"] if r[1]["first_ms"] is not None else float("inf"))
+        rows.append(row(name, expected, ours, theirs, app))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for number, row in enumerate(rows):
         print("| " + " | ".join(cell.ljust(width) for cell, width in zip(row, widths)) + " |")

@@ -79,17 +79,29 @@ def regex(pattern, fmt):
 
 
 def gnm(scenario, side):
-    """Lifeline's (side 0) or GNetworkMonitor's (side 1) first correct and signals in the side-by-side table."""
+    """Lifeline's (side 0), GNetworkMonitor's (side 1) or, through Lifeline's GIO
+    module, a GLib application's (side 2) first correct and signals in the
+    side-by-side table."""
     def read(text):
         for line in text.splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if len(cells) == 8 and cells[0] == scenario:
-                first, signals = (cells[2], cells[3]) if side == 0 else (cells[5], cells[6])
+            if len(cells) in (8, 11) and cells[0] == scenario and 2 + 3 * side + 2 < len(cells):
+                first, signals, verdict = cells[2 + 3 * side], cells[3 + 3 * side], cells[4 + 3 * side]
                 first = re.sub(r"(\d+) ms", lambda m: "%.1f s" % (int(m.group(1)) / 1000) if int(m.group(1)) >= 1000 else m.group(0), first)
                 first = "" if first.startswith("—") else first + "; "
-                return "%s%s signals (spurious), verdict %s" % (first, signals, cells[4] if side == 0 else cells[7])
+                return "%s%s signals (spurious), verdict %s" % (first, signals, verdict)
         return None
     return read
+
+
+def pair(text, scenario):
+    glib, app = gnm(scenario, 1)(text), gnm(scenario, 2)(text)
+    return "%s → %s" % (glib, app) if glib and app else None
+
+
+def gio_memory(text):
+    m = re.search(r"the module adds to an application: RSS ([+-]\d+) kB, PSS ([+-]\d+) kB", text)
+    return "RSS %s kB, PSS %s kB (against GLib's netlink monitor)" % (m.group(1), m.group(2)) if m else None
 
 
 def idle_threads(heading):
@@ -187,6 +199,21 @@ ROWS = [
     ("churn", "50 default-route flaps in 10 s: Lifeline signals", "one outage or none", "gnetworkmonitor",
      gnm("50 default route flaps in 10 s", 0)),
     ("churn", "50 default-route flaps in 10 s: GNetworkMonitor signals", "—", "gnetworkmonitor", gnm("50 default route flaps in 10 s", 1)),
+    ("applications", "route lost: GLib's monitor → with Lifeline's GIO module", "offline", "gnetworkmonitor",
+     lambda t: pair(t, "default route removed")),
+    ("applications", "carrier lost: GLib's monitor → with the module", "offline", "gnetworkmonitor",
+     lambda t: pair(t, "carrier lost on the peer")),
+    ("applications", "internet blackholed, idle: GLib's monitor → with the module", "limited", "gnetworkmonitor",
+     lambda t: pair(t, "blackhole, idle")),
+    ("applications", "check server down: GLib's monitor → with the module", "limited", "gnetworkmonitor",
+     lambda t: pair(t, "check server down")),
+    ("applications", "150 veth pairs: GLib's monitor → with the module", "0 signals", "gnetworkmonitor",
+     lambda t: pair(t, "150 veth pairs created and deleted")),
+    ("applications", "published → `notify::connectivity` in an application (GIO module)", "—", "gnetworkmonitor",
+     dbus_bench("publish -> notify::connectivity, Lifeline's GIO module")),
+    ("applications", "route change → `network-changed` (GLib's netlink monitor)", "—", "gnetworkmonitor",
+     dbus_bench("kernel route change -> network-changed, GLib's netlink monitor")),
+    ("applications", "memory the GIO module adds to an application", "—", "gnetworkmonitor", gio_memory),
     ("idle", "daemon memory, embedded defaults, online", "RSS ≤ 16 MB", "memory", idle_memory("-- lifeline daemon (pid")),
     ("idle", "the same at the debug log level (the wake-up run)", "—", "idle", idle_memory("-- online, idle")),
     ("idle", "daemon memory, log sink only", "—", "core", core_memory("-- idle daemon: log sink only")),

@@ -10,6 +10,13 @@
 #   BUILD_DIR  where `lifeline`, `lifeline-cli` and `lifeline-daemon` were built (default .build/release)
 #   LOCALE_DIR where `make locale` compiled the translations (default .build/locale)
 #   ZSH_COMPLETION_DIR  default $PREFIX/share/zsh/site-functions (Debian: /usr/share/zsh/vendor-completions)
+#   GIO_MODULE     the built GIO module (default .build/gio/liblifeline-gio.so, `make gio-module`)
+#   GIO_MODULE_DIR where GIO loads modules from (default: pkg-config's giomoduledir,
+#                  whatever PREFIX is: GIO looks nowhere else)
+#
+# Installed or removed live (no DESTDIR), the GIO module folder's cache is
+# refreshed with gio-querymodules, so GLib finds the module, or stops looking for
+# it, in the next application that starts. A package refreshes it its own way.
 #
 # One list (`manifest`) names every installed file, so uninstall removes exactly
 # what install put there. A new file is one line in it.
@@ -22,6 +29,8 @@ DESTDIR=${DESTDIR:-}
 BUILD_DIR=${BUILD_DIR:-.build/release}
 LOCALE_DIR=${LOCALE_DIR:-.build/locale}
 ZSH_COMPLETION_DIR=${ZSH_COMPLETION_DIR:-$PREFIX/share/zsh/site-functions}
+GIO_MODULE=${GIO_MODULE:-.build/gio/liblifeline-gio.so}
+GIO_MODULE_DIR=${GIO_MODULE_DIR:-$(pkg-config --variable=giomoduledir gio-2.0)}
 share=$PREFIX/share
 
 # mode  source (relative to the repository, or generated/NAME)  destination
@@ -40,6 +49,7 @@ manifest() {
 644 packaging/completions/lifeline.fish      $share/fish/vendor_completions.d/lifeline.fish
 755 packaging/tmux/lifeline.tmux             $share/lifeline/tmux/lifeline.tmux
 644 generated/config.example.toml            $share/doc/lifeline/config.example.toml
+644 $GIO_MODULE                              $GIO_MODULE_DIR/liblifeline-gio.so
 EOF
   # One catalog per po/<language>.po.
   for po in po/*.po; do
@@ -83,6 +93,15 @@ example_config() {
   } > "$1"
 }
 
+# GIO's cache of which module implements what, for a live install or removal.
+refresh_gio_modules() {
+  if [ -z "$DESTDIR" ] && [ -d "$GIO_MODULE_DIR" ]; then
+    local query
+    query=$(command -v gio-querymodules || pkg-config --variable=gio_querymodules gio-2.0)
+    "$query" "$GIO_MODULE_DIR"
+  fi
+}
+
 case $action in
   install)
     for binary in lifeline lifeline-cli lifeline-daemon; do
@@ -92,6 +111,7 @@ case $action in
       mo=$LOCALE_DIR/$(basename "$po" .po)/LC_MESSAGES/lifeline.mo
       [ -f "$mo" ] || { echo "install.sh: $mo is missing: run \`make locale\` first" >&2; exit 1; }
     done
+    [ -f "$GIO_MODULE" ] || { echo "install.sh: $GIO_MODULE is missing: run \`make gio-module\` first" >&2; exit 1; }
     generated=$(mktemp -d)
     trap 'rm -rf "$generated"' EXIT
     generate "$generated"
@@ -99,6 +119,7 @@ case $action in
       source=${source/#generated\//$generated/}
       install -D -m "$mode" "$source" "$DESTDIR$destination"
     done
+    refresh_gio_modules
     echo "installed into $DESTDIR$PREFIX; start it with: systemctl --user daemon-reload && systemctl --user enable --now lifeline"
     ;;
   uninstall)
@@ -108,6 +129,7 @@ case $action in
     own_folders | while read -r folder; do
       if [ -d "$DESTDIR$folder" ]; then rmdir --ignore-fail-on-non-empty "$DESTDIR$folder"; fi
     done
+    refresh_gio_modules
     ;;
   list)
     # What install puts where (for packaging and tests).

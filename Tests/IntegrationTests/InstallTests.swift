@@ -18,6 +18,7 @@ import Testing
             #expect(manifest.contains("/usr/local/share/locale/\(language)/LC_MESSAGES/lifeline.mo"))
         }
         #expect(manifest.contains("/usr/local/libexec/lifeline/lifeline-daemon"))
+        #expect(manifest.contains(Installation.gioModuleFolder(prefix: "/usr/local") + "/liblifeline-gio.so"))
         // Nothing is installed that uninstall does not know about.
         #expect(Installation.files(under: root) == manifest.map { String($0.dropFirst()) }.sorted())
 
@@ -28,10 +29,26 @@ import Testing
         #expect(service.contains("\nExec=/usr/local/bin/lifeline daemon\n"))
         #expect(service.contains("\nSystemdService=lifeline.service\n"))
 
-        let removed = try Installation.make("uninstall", ["PREFIX": "/usr/local", "DESTDIR": root])
+        let removed = try Installation.make("uninstall", ["PREFIX": "/usr/local", "DESTDIR": root,
+                                                          "GIO_MODULE_DIR": Installation.gioModuleFolder(prefix: "/usr/local")])
         #expect(removed.status == 0, "make uninstall: \(removed.stderr)")
         #expect(Installation.files(under: root) == [])
         #expect(Installation.folders(under: root).filter { $0.contains("lifeline") } == [])
+    }
+
+    /// Installed live (no staging root), the GIO module is in GIO's cache of its
+    /// folder at once, and uninstalled it is no longer.
+    @Test(.requires(.tools(["make", "install", "gio-querymodules"]))) func aLiveInstallRefreshesGIOsModuleCache() throws {
+        let box = try Installation()
+        let prefix = box.path("prefix")
+        #expect(try box.makeInstall(prefix: prefix).status == 0)
+        let cache = Installation.gioModuleFolder(prefix: prefix) + "/giomodule.cache"
+        let listed = (try? String(contentsOfFile: cache, encoding: .utf8)) ?? ""
+        #expect(listed.contains("liblifeline-gio.so: gio-network-monitor"), "\(listed)")
+        let removed = try Installation.make("uninstall", ["PREFIX": prefix, "GIO_MODULE_DIR": Installation.gioModuleFolder(prefix: prefix)])
+        #expect(removed.status == 0, "make uninstall: \(removed.stderr)")
+        let after = (try? String(contentsOfFile: cache, encoding: .utf8)) ?? ""
+        #expect(!after.contains("liblifeline-gio.so"), "\(after)")
     }
 
     /// The example config is every key the daemon runs with, at its default: commented

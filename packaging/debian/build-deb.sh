@@ -6,6 +6,10 @@
 # `make install` uses. `Depends:` comes from dpkg-shlibdeps on the binaries
 # actually built, so a library the code starts or stops linking changes it,
 # plus the libraries the daemon opens at run time, which dpkg-shlibdeps cannot see.
+# The GIO module goes into GLib's module folder; no maintainer script refreshes
+# GIO's module cache: Debian's libglib2.0-0 watches that folder (a dpkg file
+# trigger) and runs gio-querymodules whenever a package adds or removes a file
+# there, as for dconf's and glib-networking's modules.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p "${1:-.}"
@@ -25,11 +29,13 @@ trap 'rm -rf "$work"' EXIT
 root=$work/debian/lifeline
 mkdir -p "$root/DEBIAN"
 PREFIX=/usr DESTDIR=$root BUILD_DIR=$build ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions \
-  scripts/install.sh install >/dev/null
+  GIO_MODULE=${GIO_MODULE:-.build/gio/liblifeline-gio.so} scripts/install.sh install >/dev/null
+module=$root$(pkg-config --variable=giomoduledir gio-2.0)/liblifeline-gio.so
 
 binaries=("$root/usr/bin/lifeline" "$root/usr/libexec/lifeline/lifeline-cli" "$root/usr/libexec/lifeline/lifeline-daemon")
-# As dh_strip does for executables.
+# As dh_strip does for executables and shared objects.
 strip --remove-section=.comment --remove-section=.note "${binaries[@]}"
+strip --remove-section=.comment --remove-section=.note --strip-unneeded "$module"
 gzip -9n "$root/usr/share/man/man1/lifeline.1" "$root/usr/share/man/man5/lifeline.5"
 doc=$root/usr/share/doc/lifeline
 install -Dm644 packaging/debian/copyright "$doc/copyright"
@@ -39,8 +45,8 @@ install -Dm644 packaging/debian/lintian-overrides "$root/usr/share/lintian/overr
 
 # dpkg-shlibdeps reads debian/control in the folder it runs in.
 printf 'Source: lifeline\n\nPackage: lifeline\nArchitecture: any\n' > "$work/debian/control"
-# The front binary is static (it needs no library), so only the other two are asked.
-dynamic=("${binaries[@]:1}")
+# The front binary is static (it needs no library), so only the others are asked.
+dynamic=("${binaries[@]:1}" "$module")
 depends=$(cd "$work" && dpkg-shlibdeps -O "${dynamic[@]#"$work/"}" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 # The probe loads libcurl-gnutls.so.4 (dlopen) when it first needs it, so no binary

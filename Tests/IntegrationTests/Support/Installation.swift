@@ -33,14 +33,20 @@ final class Installation: @unchecked Sendable {
 
     /// `make install` of the tests' binaries: `prefix` is where the files claim
     /// to live (unit and D-Bus files name `prefix`/bin/lifeline), `destdir` a staging root.
+    /// The GIO module goes below `prefix` too (`gioModuleFolder`), never into
+    /// this machine's GIO module folder.
     func makeInstall(prefix: String, destdir: String = "") throws -> (status: Int32, stdout: String, stderr: String) {
-        try Self.make("install", ["NO_BUILD": "1", "BUILD_DIR": Self.builtBinaries, "PREFIX": prefix, "DESTDIR": destdir])
+        try Self.make("install", ["NO_BUILD": "1", "BUILD_DIR": Self.builtBinaries, "PREFIX": prefix, "DESTDIR": destdir,
+                                  "GIO_MODULE_DIR": Self.gioModuleFolder(prefix: prefix)])
     }
+
+    static func gioModuleFolder(prefix: String) -> String { prefix + "/lib/gio/modules" }
 
     /// Every path `make install` writes, from the one list it uses.
     static func manifest(prefix: String) throws -> [String] {
         var env = ProcessInfo.processInfo.environment
         env["PREFIX"] = prefix
+        env["GIO_MODULE_DIR"] = gioModuleFolder(prefix: prefix)
         let r = try Harness.run([repo + "/scripts/install.sh", "list"], environment: env)
         return r.stdout.split(separator: "\n").map(String.init)
     }
@@ -106,20 +112,7 @@ final class ActivatingBus: @unchecked Sendable {
     init(serviceFolder: String, folder: String, environment: [String: String]) throws {
         let socket = folder + "/bus"
         address = "unix:path=" + socket
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(address)</listen>
-              <servicedir>\(serviceFolder)</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """
+        let config = PrivateBus.sessionConfiguration(listen: address, serviceFolder: serviceFolder)
         let configPath = folder + "/bus.conf"
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         var env = environment

@@ -27,6 +27,31 @@ final class PrivateBus: @unchecked Sendable {
         waitForSocket()
     }
 
+    /// A session bus that starts services from `serviceFolder` only (none when
+    /// nil), where `dbus-daemon --session` would start the machine's own.
+    convenience init(serviceFolder: String?) throws {
+        try self.init(configuration: Self.sessionConfiguration(listen: "unix:tmpdir=/tmp", serviceFolder: serviceFolder))
+    }
+
+    /// A session bus's configuration: everyone may own and call anything, and
+    /// services are activated from `serviceFolder` alone.
+    static func sessionConfiguration(listen address: String, serviceFolder: String?) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>\(address)</listen>
+          \(serviceFolder.map { "<servicedir>\($0)</servicedir>" } ?? "")
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+
     private func waitForSocket() {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
