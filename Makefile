@@ -122,8 +122,8 @@ deb: release gio-module
 	@scripts/ensure-packages.sh dpkg-dev
 	BUILD_DIR=.build/release GIO_MODULE='$(GIO_MODULE)' packaging/debian/build-deb.sh '$(DEB_DIR)'
 
-# Tests run one at a time: several assert latency bounds (a sink delivers within
-# 10 ms, tmux redraws within 100 ms) that parallel tests on two cores would blur.
+# Tests run one at a time: several watch what wakes the daemon's threads, or read
+# the whole machine's processes and namespaces, which tests beside them would stir.
 # scripts/no-leftovers.sh fails the run if any process a test started outlives it.
 # The packaging tests install and check the .deb built here, before them: a test
 # cannot run SwiftPM while `swift test` holds the build folder.
