@@ -216,6 +216,8 @@ import Testing
         ("(see http://portal.example)", "(see portal.example)"),
         ("no address here", "no address here"),
         ("redirected to http:///nothing", "redirected to ?"),
+        (#"<a href="https://phish.example/x">Sign in</a>"#, #"<a href="phish.example">Sign in</a>"#),
+        ("(http://a.example/x)(http://b.example)", "(a.example)(b.example)"),
     ])
     func addressesBecomeHosts(reason: String, shown: String) {
         #expect(ToastAddresses.hostsOnly(reason) == shown)

@@ -26,13 +26,16 @@ enum ToastAddresses {
     }
 
     /// One whitespace-separated word: its address as a host, what stands
-    /// before the address ("(") and the punctuation after it kept.
+    /// before the address ("(") and after it (punctuation, "\">") kept. An
+    /// address ends where a server's link would: at a space, `(`, `)`, `<`,
+    /// `>` or a quote.
     private static func shown(_ word: String) -> String {
         guard let scheme = word.firstRange(of: "://") else { return word }
         let before = word[..<scheme.lowerBound].reversed().prefix { $0.isLetter || $0.isNumber || "+-.".contains($0) }
         let lead = word[..<word.index(scheme.lowerBound, offsetBy: -before.count)]
-        var rest = word[scheme.upperBound...]
-        let trailing = String(rest.reversed().prefix { ".,;:!?)]}'\"".contains($0) }.reversed())
+        var rest = word[scheme.upperBound...].prefix { !"()<>\"'".contains($0) }
+        let after = word[rest.endIndex...]
+        let trailing = String(rest.reversed().prefix { ".,;:!?]}".contains($0) }.reversed())
         rest = rest.dropLast(trailing.count)
         var authority = rest.prefix { !"/?#".contains($0) }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
@@ -44,7 +47,7 @@ enum ToastAddresses {
             host = String(host[..<colon])
         }
         host = withoutWWW(host)
-        return String(lead) + (host.isEmpty ? "?" : host) + trailing
+        return String(lead) + (host.isEmpty ? "?" : host) + trailing + shown(String(after))
     }
 
     /// "www.", "www2." … at the start makes a link on GNOME Shell by itself.
