@@ -2,8 +2,8 @@
 # Several check endpoints (issue 27): how long a real outage takes to become
 # `limited` with one check URL and with two, when the uplink is blackholed
 # (nftables drops everything from the namespace: SYNs go unanswered) and when
-# the check servers refuse (a TCP reset at once). The second endpoint is asked
-# only when the first fails, so two cost at most its bounded connect per round.
+# the check servers refuse (a TCP reset at once). The second endpoint starts
+# when the first fails or has not answered within its usual time.
 #
 # Then the time to the first verdict on a new path (a daemon just started,
 # debounce 0): from the start to the first `online` or `limited`, with the
