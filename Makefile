@@ -170,6 +170,7 @@ fuzz: test-deps
 	bash fuzz/netlink.sh $(FUZZ_SECONDS)
 	bash fuzz/config.sh $(FUZZ_SECONDS)
 	bash fuzz/input.sh $(FUZZ_SECONDS)
+	bash fuzz/dbus.sh $(FUZZ_SECONDS)
 
 # For CI: every target for 30 s; fails on any crash.
 fuzz-ci:

@@ -2,8 +2,15 @@
 # Several check endpoints (issue 27): how long a real outage takes to become
 # `limited` with one check URL and with two, when the uplink is blackholed
 # (nftables drops everything from the namespace: SYNs go unanswered) and when
-# the check servers refuse (a TCP reset at once). The second endpoint is asked
-# only when the first fails, so two cost at most its bounded connect per round.
+# the check servers refuse (a TCP reset at once). The second endpoint starts
+# when the first fails or has not answered within its usual time.
+#
+# Then the time to the first verdict on a new path (a daemon just started,
+# debounce 0): from the start to the first `online` or `limited`, with the
+# first endpoint blackholed (the second answers), refused (the second answers),
+# and all dark; for this build (endpoints started staggered, as Happy Eyeballs
+# starts connections) and, when ENDPOINTS_BENCH_SEQUENTIAL_BIN names one, for a
+# build that asks them one after another, side by side.
 #
 # A private namespace whose default route leads to this machine's veth end,
 # where two check servers run on two addresses (Tests/IntegrationTests/
@@ -55,8 +62,10 @@ blackhole() {
 }
 heal() { nft delete table inet "$table" 2>/dev/null || true; }
 
+# write_config URLS [TOML]: the daemon's config, TOML (a [debounce] table) first.
 write_config() {
   cat > "$work/config.toml" <<TOML
+${2:-}
 [[monitor]]
 kind = "netlink"
 
@@ -101,4 +110,47 @@ for setup in one two; do
   done
   kill "$daemon"; wait "$daemon" 2>/dev/null || true
   stop_servers
+done
+
+# -- The first verdict on a new path.
+# first_verdict BIN: ms from starting BIN's daemon to its first online or limited.
+first_verdict() {
+  rm -rf "$work/run"; mkdir -p "$work/run"
+  local t0 d; t0=$(now_ms)
+  XDG_RUNTIME_DIR="$work/run" XDG_STATE_HOME="$work/state" LIFELINE_LOG_LEVEL=warning \
+    ip netns exec "$ns" "$1" daemon --config "$work/config.toml" >> "$work/daemon.log" 2>&1 &
+  d=$!
+  until [[ $(state) == online || $(state) == limited ]]; do
+    (( $(now_ms) - t0 > 60000 )) && break
+    sleep 0.005
+  done
+  echo $(( $(now_ms) - t0 ))
+  kill "$d"; wait "$d" 2>/dev/null || true
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+first_rounds=${ENDPOINTS_BENCH_FIRST_ROUNDS:-3}
+builds=(staggered)
+[[ -n ${ENDPOINTS_BENCH_SEQUENTIAL_BIN:-} ]] && builds+=(sequential)
+echo
+echo "-- the first verdict on a new path (ms from the daemon's start; debounce 0; $first_rounds runs, median first)"
+printf '%-12s %-18s %s\n' build first-endpoint "median; each run"
+write_config "$two" "$(printf '[debounce]\ndown = "0s"\nup = "0s"\n')"
+for outage in blackholed refused all-dark; do
+  for build in "${builds[@]}"; do
+    b=$bin; [[ $build == sequential ]] && b=$ENDPOINTS_BENCH_SEQUENTIAL_BIN
+    start_servers
+    case $outage in
+      blackholed)
+        nft add table inet "$table"
+        nft add chain inet "$table" in '{ type filter hook input priority 0; policy accept; }'
+        nft add rule inet "$table" in iifname "$a" ip daddr "$host" tcp dport 8080 drop ;;
+      refused) kill -9 "${servers[0]}"; wait "${servers[0]}" 2>/dev/null || true ;;
+      all-dark) blackhole ;;
+    esac
+    times=()
+    for _ in $(seq "$first_rounds"); do times+=($(first_verdict "$b")); done
+    heal
+    stop_servers
+    printf '%-12s %-18s %s; %s\n' "$build" "$outage" "$(median "${times[@]}")" "${times[*]}"
+  done
 done

@@ -104,6 +104,18 @@ def gio_memory(text):
     return "RSS %s kB, PSS %s kB (against GLib's netlink monitor)" % (m.group(1), m.group(2)) if m else None
 
 
+def first_verdict(outage):
+    """`bench/endpoints.sh`'s medians to the first verdict, staggered and (when measured) sequential."""
+    def read(text):
+        found = {}
+        for m in re.finditer(r"^(staggered|sequential)\s+%s\s+(\d+);" % re.escape(outage), section(text, "-- the first verdict"), re.M):
+            found[m.group(1)] = seconds(int(m.group(2)))
+        if "staggered" not in found:
+            return None
+        return found["staggered"] + ("; %s one after another" % found["sequential"] if "sequential" in found else "")
+    return read
+
+
 def idle_threads(heading):
     def read(text):
         part = section(text, heading)
@@ -184,6 +196,12 @@ ROWS = [
     ("detection", "default route removed: GNetworkMonitor", "offline", "gnetworkmonitor", gnm("default route removed", 1)),
     ("detection", "internet blackholed, traffic flowing: GNetworkMonitor", "limited", "gnetworkmonitor",
      gnm("blackhole, traffic flowing", 1)),
+    ("detection", "first verdict on a new path, first endpoint blackholed (staggered; sequential)", "—", "endpoints",
+     first_verdict("blackholed")),
+    ("detection", "first verdict on a new path, first endpoint refused (staggered; sequential)", "—", "endpoints",
+     first_verdict("refused")),
+    ("detection", "first verdict on a new path, every endpoint dark (staggered; sequential)", "—", "endpoints",
+     first_verdict("all-dark")),
     ("recovery", "blackhole lifted, traffic flowing → `online` published", "≤ 2 s", "gnetworkmonitor",
      gnm("blackhole lifted, traffic flowing", 0)),
     ("recovery", "the same in `bench/probe.sh`'s lab (netlink and probe monitors, 20 UDP packets/s)", "≤ 2 s", "probe", rounds_probe(1)),

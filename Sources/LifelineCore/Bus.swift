@@ -129,6 +129,7 @@ public final class Bus: BusControl, Sendable {
     func publish(_ observation: Observation, slot: StatePipeline.Slot, measuredOn: LinkPath? = nil) {
         // What to tell outside the lock: check waiters, and the path's listeners
         // when the path changed. Empty on the hot path, so nothing is copied.
+        var wantsCheck = false
         let (waiters, newPath) = state.withLock { s -> ([CheckedContinuation<Void, Never>], (LinkPath, [AsyncStream<LinkPath>.Continuation])?) in
             let step = s.pipeline.publish(observation, from: slot, measuredOn: measuredOn, at: time.now(), wallClock: wallClock)
             switch step.dropped {
@@ -145,7 +146,9 @@ public final class Bus: BusControl, Sendable {
                 step.pathChanged ? (s.pipeline.path, s.pathListeners.all) : nil
             s.post(step.posts)
             rearm(&s, for: step.deadline)
-            guard observation.role == .reachability else { return ([], newPath) }
+            // A single source's verdict is no answer to a check: the measurement it asks for is.
+            wantsCheck = step.wantsCheck
+            guard observation.role == .reachability, !wantsCheck else { return ([], newPath) }
             s.reachabilityCount += 1
             guard !s.reachabilityWaiters.isEmpty else { return ([], newPath) }
             defer { s.reachabilityWaiters.removeAll() }
@@ -155,6 +158,7 @@ public final class Bus: BusControl, Sendable {
             for listener in listeners { listener.yield(path) }
         }
         for waiter in waiters { waiter.resume() }
+        if wantsCheck { requestCheck() }
     }
 
     /// The path now and after every change, for a monitor that measures on it.
@@ -331,10 +335,12 @@ public final class Bus: BusControl, Sendable {
         }
     }
 
-    /// How often, and for how long, the probe is asked to check after the
-    /// sign-in page was opened: the user signs in within a minute or two, and
-    /// the probe's own retries have backed off to its interval by then.
-    static let signInCheckEvery = Duration.seconds(2)
+    /// When, and for how long, the probe is asked to check after the sign-in
+    /// page was opened: 2 s after, then twice as long each time (2, 4, 8 … s),
+    /// for 3 minutes. The user signs in within a minute or two; a sign-in
+    /// seen within a few seconds needs no check every 2 s for 3 minutes
+    /// (90 of them), which a metered link pays for.
+    static let signInCheckFirst = Duration.seconds(2)
     static let signInCheckFor = Duration.seconds(180)
 
     public func openSignInPage() {
@@ -351,10 +357,12 @@ public final class Bus: BusControl, Sendable {
         let time = self.time
         let checks = Task { [weak self] in
             let end = time.now().advanced(by: Self.signInCheckFor)
-            while !Task.isCancelled, time.now() < end {
-                do { try await time.sleep(time.now().advanced(by: Self.signInCheckEvery)) } catch { return }
+            var pause = Self.signInCheckFirst
+            while !Task.isCancelled, time.now().advanced(by: pause) <= end {
+                do { try await time.sleep(time.now().advanced(by: pause)) } catch { return }
                 guard let self, self.current.state == .portal else { return }
                 self.requestCheck()
+                pause = pause * 2
             }
         }
         let earlier = state.withLock { s in

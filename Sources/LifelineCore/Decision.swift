@@ -10,7 +10,11 @@
 ///    the state is `offline`: no route beats any probe result.
 /// 2. Otherwise the freshest reachability observation decides (a probe that just
 ///    answered is worth more than a five-minute-old verdict). An `unknown`
-///    reachability observation ("probed, not sure yet") decides nothing.
+///    reachability observation ("probed, not sure yet") decides nothing. While
+///    a monitor that remeasures runs (the probe, whose answer is a consensus of
+///    several endpoints), only its observations count here: a single source's
+///    verdict (NetworkManager's one URI) makes the bus ask it to measure at
+///    once, and its answer decides.
 /// 3. With no reachability verdict: if a monitor that measures reachability on
 ///    demand is expected to answer (`awaitingReachability`: it has not spoken on
 ///    the current path yet), nothing is decided, so a stale or missing probe never
@@ -28,20 +32,30 @@ public enum Decision {
         public var observation: Observation
         /// Arrival order; larger is newer.
         public var stamp: UInt64
+        /// From a monitor that measures reachability itself, across several
+        /// endpoints, and measures again when asked (the probe).
+        public var remeasured: Bool
 
-        public init(_ observation: Observation, stamp: UInt64) {
+        public init(_ observation: Observation, stamp: UInt64, remeasured: Bool = false) {
             self.observation = observation
             self.stamp = stamp
+            self.remeasured = remeasured
         }
     }
 
-    public static func decide<S: Sequence<Input>>(_ inputs: S, awaitingReachability: Bool = false) -> Verdict? {
-        decide(slots: inputs.map(Optional.some), awaitingReachability: awaitingReachability)
+    public static func decide<S: Sequence<Input>>(
+        _ inputs: S, awaitingReachability: Bool = false, consensusRuns: Bool = false
+    ) -> Verdict? {
+        decide(slots: inputs.map(Optional.some), awaitingReachability: awaitingReachability, consensusRuns: consensusRuns)
     }
 
     /// `decide` over the bus's slots (nil: a monitor that has not spoken yet).
     /// The newest observation of each kind wins; "newest" is the bus's stamp.
-    public static func decide(slots: [Input?], awaitingReachability: Bool = false) -> Verdict? {
+    /// `consensusRuns`: a monitor that remeasures reachability runs, so only
+    /// its reachability verdicts count; another monitor's (NetworkManager's
+    /// one check URI, an exec script) are reasons to measure, which the bus
+    /// asks for, never verdicts of their own.
+    public static func decide(slots: [Input?], awaitingReachability: Bool = false, consensusRuns: Bool = false) -> Verdict? {
         var newestLink: Int?
         var newestUsableLink: Int?
         var newestReach: Int?
@@ -63,6 +77,7 @@ public enum Decision {
                 if isNewest(input.stamp, than: newestLink) { newestLink = i }
                 if seen.state != .offline, isNewest(input.stamp, than: newestUsableLink) { newestUsableLink = i }
             case .reachability:
+                if consensusRuns, !input.remeasured { continue }
                 if isNewest(input.stamp, than: newestReach) { newestReach = i }
             }
         }

@@ -60,6 +60,9 @@ public struct StatePipeline: Sendable {
         public var dropped: Drop?
         /// The path changed: whoever measures on it must be told.
         public var pathChanged = false
+        /// A single source gave a reachability verdict while a monitor that
+        /// remeasures runs: that monitor must measure now, and its answer decides.
+        public var wantsCheck = false
         public var posts = Posts.nothing
         /// When the pipeline must tick next, if anything waits for its window.
         public var deadline: Moment?
@@ -159,8 +162,11 @@ public struct StatePipeline: Sendable {
             return Step(dropped: .measuredOnEarlierPath)
         }
         stamp &+= 1
-        inputs[slot.index * 2 + observation.role.rawValue] = Decision.Input(observation, stamp: stamp)
+        inputs[slot.index * 2 + observation.role.rawValue] =
+            Decision.Input(observation, stamp: stamp, remeasured: remeasures[slot.index])
         var step = Step()
+        step.wantsCheck = observation.role == .reachability && observation.state != .unknown
+            && !remeasures[slot.index] && consensusRuns
         if observation.role == .link { step.pathChanged = updatePath() }
         decide(at: now, wallClock: wallClock, into: &step)
         return step
@@ -200,14 +206,21 @@ public struct StatePipeline: Sendable {
         return true
     }
 
+    /// Whether a monitor that measures reachability on demand runs: then its
+    /// verdicts, and only its, decide reachability.
+    private var consensusRuns: Bool { remeasures.contains(true) }
+
     /// Whether a monitor that measures reachability on demand has yet to speak on this path.
     private var awaitingReachability: Bool {
-        guard remeasures.contains(true) else { return false }
-        return !inputs.contains { $0?.observation.role == .reachability && $0?.observation.state != .unknown }
+        guard consensusRuns else { return false }
+        return !inputs.contains {
+            $0?.remeasured == true && $0?.observation.role == .reachability && $0?.observation.state != .unknown
+        }
     }
 
     private mutating func decide(at now: Moment, wallClock: () -> Int64, into step: inout Step) {
-        if let verdict = Decision.decide(slots: inputs, awaitingReachability: awaitingReachability) {
+        if let verdict = Decision.decide(slots: inputs, awaitingReachability: awaitingReachability,
+                                         consensusRuns: consensusRuns) {
             self.verdict = verdict
             for output in debouncer.observe(verdict, at: now) {
                 apply(output, at: now, wallClock: wallClock, to: &step)

@@ -110,6 +110,16 @@ public final class BusConnection: @unchecked Sendable {
 
     public var isConnected: Bool { onLoop { dbus_connection_get_is_connected(raw) != 0 } }
 
+    /// Messages longer than `bytes` end the connection as soon as their
+    /// header is in, before libdbus buffers their body. On a bus where any
+    /// user may address a signal to this connection (the system bus lets
+    /// through 32 MiB), libdbus would otherwise hold such a message twice
+    /// (its read buffer and the message) before any handler could drop it;
+    /// a connection lost is one the monitors open again.
+    public func refuseMessages(longerThan bytes: Int) {
+        onLoop { dbus_connection_set_max_message_size(raw, bytes) }
+    }
+
     // MARK: Sending
 
     /// Queues `message` for sending. Attached: returns at once, messages leave in

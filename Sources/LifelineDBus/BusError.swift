@@ -67,4 +67,5 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
     public static let propertyReadOnly = "org.freedesktop.DBus.Error.PropertyReadOnly"
     public static let timeout = "org.freedesktop.DBus.Error.Timeout"
+    public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 }

@@ -1,4 +1,5 @@
 import CDBus
+import Glibc
 
 /// Owns one `DBusMessage` (a reference; `deinit` drops it). Arguments go in and
 /// out as `BusValue`s through `DBusMessageIter`. Every name and signature is
@@ -39,6 +40,19 @@ public final class BusMessage: @unchecked Sendable {
         try Validate.interface(interface)
         try Validate.member(member)
         guard let raw = dbus_message_new_signal(path, interface, member) else { throw .oom }
+        return BusMessage(taking: raw)
+    }
+
+    /// A message from its wire form, as libdbus reads one from a socket (a
+    /// test's or a fuzzer's bytes); throws when libdbus finds it malformed.
+    public static func demarshal(_ bytes: [UInt8]) throws(BusError) -> BusMessage {
+        let raw = try BusError.check { error in
+            bytes.withUnsafeBytes { buffer in
+                dbus_message_demarshal(buffer.baseAddress?.assumingMemoryBound(to: CChar.self),
+                                       Int32(clamping: buffer.count), error)
+            }
+        }
+        guard let raw else { throw BusError(name: BusError.invalidArgs, "not a D-Bus message") }
         return BusMessage(taking: raw)
     }
 
@@ -89,6 +103,14 @@ public final class BusMessage: @unchecked Sendable {
         self.interface == interface && self.member == member
     }
 
+    /// Whether this is `interface.member` with exactly `signature`, at `path`
+    /// when one is given. Reads the header only: a handler asks this before it
+    /// reads a single argument, so a message of any other shape costs nothing.
+    public func `is`(interface: String, member: String, signature: String, path: String? = nil) -> Bool {
+        self.is(interface: interface, member: member) && self.signature == signature
+            && (path == nil || self.path == path)
+    }
+
     /// An error reply as a Swift error (nil for anything else).
     public var asError: BusError? {
         guard kind == .error else { return nil }
@@ -111,17 +133,16 @@ public final class BusMessage: @unchecked Sendable {
 
     public func append(_ values: BusValue...) throws(BusError) { try append(values) }
 
-    /// Every argument, in order. Throws `InvalidArgs` for a type this package
-    /// does not read (unix fds).
-    public func arguments() throws(BusError) -> [BusValue] {
+    /// Every argument, in order, read within `bounds`. Throws `InvalidArgs`
+    /// for a type this package does not read (unix fds), and `LimitsExceeded`
+    /// past a bound: a peer's message is turned into values only as far as the
+    /// daemon chose, never as far as the peer chose (the system bus passes
+    /// messages of up to 128 MiB, and every value read is a heap box here).
+    public func arguments(within bounds: ArgumentBounds = .standard) throws(BusError) -> [BusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
-        var out: [BusValue] = []
-        while dbus_message_iter_get_arg_type(&iter) != LIFELINE_DBUS_TYPE_INVALID {
-            out.append(try Self.read(&iter))
-            dbus_message_iter_next(&iter)
-        }
-        return out
+        var budget = Budget(bounds)
+        return try Self.readAll(&iter, &budget)
     }
 
     private static func write(_ value: BusValue, into iter: inout DBusMessageIter) throws(BusError) {
@@ -201,8 +222,9 @@ public final class BusMessage: @unchecked Sendable {
         guard dbus_message_iter_close_container(&iter, &sub) != 0 else { throw .oom }
     }
 
-    private static func read(_ iter: inout DBusMessageIter) throws(BusError) -> BusValue {
+    private static func read(_ iter: inout DBusMessageIter, _ budget: inout Budget) throws(BusError) -> BusValue {
         let type = dbus_message_iter_get_arg_type(&iter)
+        try budget.spend(values: 1, bytes: 0)
         switch type {
         case LIFELINE_DBUS_TYPE_BYTE: return .byte(basic(&iter, UInt8(0)))
         case LIFELINE_DBUS_TYPE_BOOLEAN: return .bool(basic(&iter, dbus_bool_t(0)) != 0)
@@ -213,18 +235,26 @@ public final class BusMessage: @unchecked Sendable {
         case LIFELINE_DBUS_TYPE_INT64: return .int64(basic(&iter, Int64(0)))
         case LIFELINE_DBUS_TYPE_UINT64: return .uint64(basic(&iter, UInt64(0)))
         case LIFELINE_DBUS_TYPE_DOUBLE: return .double(basic(&iter, Double(0)))
-        case LIFELINE_DBUS_TYPE_STRING: return .string(readString(&iter))
-        case LIFELINE_DBUS_TYPE_OBJECT_PATH: return .objectPath(readString(&iter))
-        case LIFELINE_DBUS_TYPE_SIGNATURE: return .signature(readString(&iter))
+        case LIFELINE_DBUS_TYPE_STRING: return .string(try readString(&iter, &budget))
+        case LIFELINE_DBUS_TYPE_OBJECT_PATH: return .objectPath(try readString(&iter, &budget))
+        case LIFELINE_DBUS_TYPE_SIGNATURE: return .signature(try readString(&iter, &budget))
         case LIFELINE_DBUS_TYPE_VARIANT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            return .variant(try read(&sub))
+            try budget.descend()
+            defer { budget.ascend() }
+            return .variant(try read(&sub, &budget))
         case LIFELINE_DBUS_TYPE_STRUCT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            return .structure(try readAll(&sub))
+            try budget.descend()
+            defer { budget.ascend() }
+            return .structure(try readAll(&sub, &budget))
         case LIFELINE_DBUS_TYPE_ARRAY:
+            // Counted by libdbus without a copy: a long array is refused before one element is read.
+            try budget.afford(values: Int(dbus_message_iter_get_element_count(&iter)))
+            try budget.descend()
+            defer { budget.ascend() }
             let full = iterSignature(&iter)  // "a…"
             let element = String(full.dropFirst())
             var sub = DBusMessageIter()
@@ -237,24 +267,24 @@ public final class BusMessage: @unchecked Sendable {
                 while dbus_message_iter_get_arg_type(&sub) == LIFELINE_DBUS_TYPE_DICT_ENTRY {
                     var entry = DBusMessageIter()
                     dbus_message_iter_recurse(&sub, &entry)
-                    let k = try read(&entry)
+                    let k = try read(&entry, &budget)
                     dbus_message_iter_next(&entry)
-                    let v = try read(&entry)
+                    let v = try read(&entry, &budget)
                     entries.append(.init(k, v))
                     dbus_message_iter_next(&sub)
                 }
                 return .dictionary(key: key, value: value, entries)
             }
-            return .array(element: element, try readAll(&sub))
+            return .array(element: element, try readAll(&sub, &budget))
         default:
             throw BusError(name: BusError.invalidArgs, "unsupported argument type '\(UnicodeScalar(UInt8(truncatingIfNeeded: type)))'")
         }
     }
 
-    private static func readAll(_ iter: inout DBusMessageIter) throws(BusError) -> [BusValue] {
+    private static func readAll(_ iter: inout DBusMessageIter, _ budget: inout Budget) throws(BusError) -> [BusValue] {
         var out: [BusValue] = []
         while dbus_message_iter_get_arg_type(&iter) != LIFELINE_DBUS_TYPE_INVALID {
-            out.append(try read(&iter))
+            out.append(try read(&iter, &budget))
             dbus_message_iter_next(&iter)
         }
         return out
@@ -266,10 +296,12 @@ public final class BusMessage: @unchecked Sendable {
         return v
     }
 
-    private static func readString(_ iter: inout DBusMessageIter) -> String {
+    private static func readString(_ iter: inout DBusMessageIter, _ budget: inout Budget) throws(BusError) -> String {
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(&iter, &p)
-        return p.map { String(cString: $0) } ?? ""
+        guard let p else { return "" }
+        try budget.spend(values: 0, bytes: strlen(p))
+        return String(cString: p)
     }
 
     private static func iterSignature(_ iter: inout DBusMessageIter) -> String {

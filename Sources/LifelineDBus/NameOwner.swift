@@ -62,7 +62,7 @@ public struct NameOwnerChange: Sendable, Equatable {
     /// Nil unless `message` is a well-formed `NameOwnerChanged` from the bus itself.
     public init?(_ message: BusMessage) {
         guard message.kind == .signal, message.sender == BusConnection.busName,
-              message.is(interface: BusConnection.busName, member: "NameOwnerChanged"),
+              message.is(interface: BusConnection.busName, member: "NameOwnerChanged", signature: "sss"),
               let args = try? message.arguments(), args.count == 3,
               let name = args[0].string, let old = args[1].string, let new = args[2].string
         else { return nil }

@@ -87,14 +87,14 @@ final class DaemonEvents {
             return .daemonBack(event)
         }
         guard daemon.sent(message) else { return nil }
-        if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
+        if message.is(interface: Lifeline1.interfaceName, member: "StateChanged", signature: "ssa{sv}") {
             guard let args = try? message.arguments(), args.count == 3, let pairs = args[2].vardictEntries,
                   let event = Lifeline1.event(fromDetails: pairs), order.accepts(event)
             else { return nil }
             current = event
             return .state(event)
         }
-        if message.is(interface: Lifeline1.interfaceName, member: Lifeline1.jobsRequestedSignal) {
+        if message.is(interface: Lifeline1.interfaceName, member: Lifeline1.jobsRequestedSignal, signature: "sas") {
             guard let args = try? message.arguments(), let request = Lifeline1.jobsRequest(from: args) else { return nil }
             return .jobs(request)
         }

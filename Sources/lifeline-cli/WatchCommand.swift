@@ -108,12 +108,12 @@ struct DBusWatchSource: WatchSource {
                     continue
                 }
                 guard daemon.sent(message) else { continue }
-                if message.is(interface: Lifeline1.interfaceName, member: "StateChanged") {
+                if message.is(interface: Lifeline1.interfaceName, member: "StateChanged", signature: "ssa{sv}") {
                     guard let args = try? message.arguments(), args.count == 3,
                           let pairs = args[2].vardictEntries, let event = Lifeline1.event(fromDetails: pairs)
                     else { continue }
                     show(event)
-                } else if message.is(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged") {
+                } else if message.is(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", signature: "sa{sv}as") {
                     guard let current = shown, let args = try? message.arguments(), args.count >= 2,
                           let changed = args[1].vardictEntries
                     else { continue }

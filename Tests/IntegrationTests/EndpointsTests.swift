@@ -88,6 +88,42 @@ import Testing
         #expect(await fixture.stop() == 0)
     }
 
+    /// A new path whose first check server is dark: the second is started
+    /// beside it after half a second, so the first verdict comes long before
+    /// the first server's 5 s timeout (asked one after another, it came after).
+    @Test(.requires(EndpointsTests.requirement)) func aDarkFirstServerDoesNotHoldTheFirstVerdictForItsTimeout() async throws {
+        let lab = try ProbeLab()
+        let first = try lab.addHostAddress(last: 3), second = try lab.addHostAddress(last: 4)
+        let servers = [try lab.startServer(.ok, host: first, tag: "first"), try lab.startServer(.ok, host: second, tag: "second")]
+        defer { servers.forEach { $0.stop() } }
+        try lab.blackhole(address: first)
+        let urls = ["http://\(first):8080/check_network_status.txt", "http://\(second):8080/check_network_status.txt"]
+        let fixture = try ProbeTests().startDaemon(lab, config: Self.config(urls: urls, timeout: "5s"))
+        // Well under the 5 s the first server's timeout alone takes.
+        #expect(await fixture.waitForState("online", timeout: .seconds(4)), "\(fixture.loggedStates())")
+        #expect(lab.requests(tag: "second").count >= 1)
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// Behind a portal that intercepts both check servers: once a full round
+    /// saw it, the rounds ask only the endpoint it intercepted first, so
+    /// sitting at a hotel's portal costs one request a round, not one per server.
+    @Test(.requires(EndpointsTests.requirement)) func behindAPortalOnlyTheInterceptedEndpointIsAsked() async throws {
+        let lab = try ProbeLab()
+        let first = try lab.addHostAddress(last: 3), second = try lab.addHostAddress(last: 4)
+        let servers = [try lab.startServer(.wrongbody, host: first, tag: "first"), try lab.startServer(.wrongbody, host: second, tag: "second")]
+        defer { servers.forEach { $0.stop() } }
+        let urls = ["http://\(first):8080/check_network_status.txt", "http://\(second):8080/check_network_status.txt"]
+        let fixture = try ProbeTests().startDaemon(lab, config: Self.config(urls: urls))
+        #expect(await fixture.waitForState("portal", timeout: .seconds(10)), "\(fixture.daemonLog)")
+        let seconds = lab.requests(tag: "second").count
+        let firsts = lab.requests(tag: "first").count
+        #expect(await Harness.waitUntil(timeout: .seconds(20), "three more rounds") { lab.requests(tag: "first").count >= firsts + 3 })
+        #expect(lab.requests(tag: "second").count == seconds, "the second server was asked again behind the portal")
+        #expect(fixture.loggedStates().last == "portal")
+        #expect(await fixture.stop() == 0)
+    }
+
     @Test(.requires(EndpointsTests.requirement)) func a503BurstIsNeverAPortalAndEnoughOfItIsLimitedAtHTTP() async throws {
         let lab = try ProbeLab()
         try lab.startServer(.unavailable)

@@ -72,7 +72,7 @@ import Testing
         await Harness.waitUntil("limited toast") { NotificationCalls(monitor.output).notifies.count == 2 }
         let limited = try #require(NotificationCalls(monitor.output).notifies.last)
         #expect(limited.summary == expected.limited)
-        #expect(limited.body == expected.limitedBody + "probe to http://check.test/ timed out after 5s.")
+        #expect(limited.body == expected.limitedBody + "probe to check.test timed out after 5s.")
 
         try net.say("online", interface: "wlan0")
         await Harness.waitUntil("back online") { NotificationCalls(monitor.output).notifies.count == 3 }

@@ -1,6 +1,7 @@
 import Clocks
 import LifelineCore
 import LifelineTestKit
+import Synchronization
 import Testing
 
 /// How NetworkManager's view joins netlink's and the probe's: the table of
@@ -153,6 +154,65 @@ import Testing
         #expect(bus.current.state == .online)
     }
 
+    // MARK: Consensus first: while the probe runs, NetworkManager's verdict asks it to measure
+
+    @Test func whileTheProbeRunsNetworkManagersLimitedAndPortalAreReasonsToProbeNotVerdicts() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, nm, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        let asked = CheckCount(probe)
+        defer { asked.stop() }
+        netlink.publish(self.netlink(.online))
+        nm.publish(nmLink())
+        probe.publish(self.probe(.online), measuredOn: probe.path)
+        #expect(await eventually { sink.states == [.online] })
+
+        nm.publish(nmConnectivity(.limited, "NetworkManager: limited connectivity"))
+        // The probe is asked at once; until it answers the state stands.
+        #expect(await eventually { asked.count == 1 })
+        await clock.advance(by: .seconds(5))
+        #expect(bus.current.state == .online)
+        probe.publish(self.probe(.online, reason: "probe answered"), measuredOn: probe.path)
+        nm.publish(nmConnectivity(.portal, "NetworkManager: connectivity portal"))
+        #expect(await eventually { asked.count == 2 })
+        await clock.advance(by: .seconds(5))
+        #expect(sink.states == [.online])
+        #expect(bus.current.reason == "probe answered")
+    }
+
+    @Test func aRealOutageWhileNetworkManagerSaysFullIsLimited() async {
+        let clock = TestClock()
+        let (bus, netlink, probe, nm, sink, task) = setUp(clock)
+        defer { task.cancel() }
+        netlink.publish(self.netlink(.online))
+        nm.publish(nmConnectivity(.online, "NetworkManager: full connectivity"))
+        probe.publish(self.probe(.online), measuredOn: probe.path)
+        #expect(await eventually { sink.states == [.online] })
+        probe.publish(self.probe(.limited, reason: "probe timed out after 5s"), measuredOn: probe.path)
+        // NetworkManager's FULL, newer than the probe's answer, does not hide it.
+        nm.publish(nmConnectivity(.online, "NetworkManager: full connectivity (again)"))
+        await clock.advance(by: .seconds(3))
+        #expect(await eventually { sink.states == [.online, .limited] })
+        #expect(bus.current.reason == "probe timed out after 5s")
+    }
+
+    @Test func withoutAProbeNetworkManagersVerdictStands() async {
+        let clock = TestClock()
+        let bus = Bus(clock: clock, debounce: DebounceSettings(down: .seconds(2), up: .seconds(1)))
+        let sink = InMemorySink()
+        let mailbox = bus.attachSink(policy: .everyTransition(capacity: 100))
+        let task = Task { try await sink.run(updates: SinkUpdates(mailbox)) }
+        defer { task.cancel() }
+        let netlink = bus.makeMonitorHandle(name: "netlink"), nm = bus.makeMonitorHandle(name: "networkmanager")
+        netlink.publish(self.netlink(.online))
+        nm.publish(nmConnectivity(.online, "NetworkManager: full connectivity"))
+        await clock.advance(by: .seconds(2))
+        #expect(await eventually { sink.states == [.online] })
+        nm.publish(nmConnectivity(.limited, "NetworkManager: limited connectivity"))
+        await clock.advance(by: .seconds(3))
+        #expect(await eventually { sink.states == [.online, .limited] })
+    }
+
     @Test func theNameFollowsTheConnectionWithoutATransition() async {
         let clock = TestClock()
         let (bus, netlink, probe, nm, sink, task) = setUp(clock)
@@ -167,4 +227,21 @@ import Testing
         #expect(bus.current.connection == "Home Wi-Fi")
         #expect(bus.current.kind == .wifi)
     }
+}
+
+/// Counts the check requests a monitor receives.
+final class CheckCount: Sendable {
+    private let seen = Mutex(0)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ handle: MonitorHandle) {
+        let requests = handle.checkRequests()
+        let t = Task { [weak self] in
+            for await _ in requests { self?.seen.withLock { $0 += 1 } }
+        }
+        task.withLock { $0 = t }
+    }
+
+    var count: Int { seen.withLock { $0 } }
+    func stop() { task.withLock { $0?.cancel() } }
 }

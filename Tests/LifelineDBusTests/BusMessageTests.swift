@@ -45,6 +45,49 @@ import Testing
     }
 }
 
+/// A peer's message is turned into values only within the daemon's bounds:
+/// past them, `LimitsExceeded`, before the values cost memory.
+@Suite struct ArgumentBoundsTests {
+    func signal(_ values: BusValue...) throws -> BusMessage {
+        let m = try BusMessage.signal(path: "/x", interface: "org.example.Stranger", member: "Noise")
+        try m.append(values)
+        return m
+    }
+
+    @Test func aLongArrayIsRefusedBeforeItIsRead() throws {
+        let m = try signal(.array(element: "y", Array(repeating: .byte(0), count: 100_000)))
+        #expect(throws: BusError(name: BusError.limitsExceeded, "message holds more than 16384 values")) { try m.arguments() }
+        let wide = ArgumentBounds(values: 200_000, depth: 4, bytes: 1 << 20)
+        #expect(try m.arguments(within: wide).first?.signature == "ay")
+    }
+
+    @Test func longStringsAndDeepNestingAreRefused() throws {
+        let long = try signal(.string(String(repeating: "x", count: 2 << 20)))
+        #expect(throws: BusError(name: BusError.limitsExceeded, "message holds more than 1048576 bytes of arguments")) {
+            try long.arguments()
+        }
+        var deep = BusValue.string("x")
+        for _ in 0..<20 { deep = .variant(deep) }
+        let nested = try signal(deep)
+        #expect(throws: BusError(name: BusError.limitsExceeded, "message nests containers deeper than 16")) { try nested.arguments() }
+        // What the daemon reads is far inside them.
+        let properties = try signal(.string("org.freedesktop.NetworkManager"),
+                                    .vardict([("Connectivity", .uint32(4)), ("Metered", .uint32(2))]), .array(element: "s", []))
+        #expect(try properties.arguments().count == 3)
+    }
+
+    @Test func theHeaderIsCheckedWithoutReadingAnArgument() throws {
+        let m = try signal(.array(element: "y", Array(repeating: .byte(0), count: 100_000)))
+        #expect(!m.is(interface: "org.example.Stranger", member: "Noise", signature: "b"))
+        #expect(m.is(interface: "org.example.Stranger", member: "Noise", signature: "ay", path: "/x"))
+        #expect(!m.is(interface: "org.example.Stranger", member: "Noise", signature: "ay", path: "/y"))
+    }
+
+    @Test func aMessageFromItsWireFormIsReadAlike() throws {
+        #expect(throws: BusError.self) { try BusMessage.demarshal(Array("not a message".utf8)) }
+    }
+}
+
 @Suite struct ShownCallerStringTests {
     @Test(arguments: [
         ("Check", "Check"),

@@ -1,3 +1,5 @@
+import Clocks
+import LifelineTestKit
 import LifelineCore
 import Logging
 import Synchronization
@@ -13,12 +15,13 @@ import Testing
     static let a = "http://a.example/check"
     static let b = "http://b.example/check"
 
-    enum Answer: Sendable { case ok, timeout, refused, redirect, wrongBody, unavailable, blocked }
+    enum Answer: Sendable { case ok, timeout, refused, redirect, wrongBody, unavailable, blocked, silent }
 
     final class Script: Sendable {
         let answers: Mutex<[String: Answer]>
         let asked = Mutex<[String]>([])
         let connectTimeouts = Mutex<[String: Duration?]>([:])
+        let bodyWanted = Mutex<[Int]>([])
         init(_ answers: [String: Answer]) { self.answers = Mutex(answers) }
         func set(_ url: String, _ answer: Answer) { answers.withLock { $0[url] = answer } }
         func takeAsked() -> [String] {
@@ -46,21 +49,26 @@ import Testing
         case .wrongBody: return page(200, "<html>Welcome to Hotel WiFi")
         case .unavailable: return page(503, "Service Unavailable")
         case .blocked: return fail(.blocked, .resolving, "0.0.0.0")
+        case .silent: return fail(.timeout, .connecting, "Connection timed out")
         }
     }
 
-    func monitor(_ script: Script, urls: [String], failures: Int = 2) -> ProbeMonitor {
+    func monitor(_ script: Script, urls: [String], failures: Int = 2, clock: any Clock<Duration> = ContinuousClock()) -> ProbeMonitor {
         let context = PluginContext(name: "monitor probe", logger: Logger(label: "test"), paths: .fromEnvironment(),
                                     control: Bus(clock: ContinuousClock()))
         var config = ProbeMonitor.Config()
         config.url = ProbeURLs(urls)
         config.failures = failures
         config.family = .ipv4  // one family, whatever routes this machine has
-        return ProbeMonitor(config: config, context: context, clock: ContinuousClock(), files: HostFiles(sys: "/nonexistent"),
+        return ProbeMonitor(config: config, context: context, clock: clock, files: HostFiles(sys: "/nonexistent"),
                             fetch: { request in
                                 script.asked.withLock { $0.append(request.url) }
                                 script.connectTimeouts.withLock { $0[request.url] = request.connectTimeout }
-                                return Self.reply(request, script.answers.withLock { $0[request.url] } ?? .refused)
+                                script.bodyWanted.withLock { $0.append(request.bodyWanted) }
+                                let answer = script.answers.withLock { $0[request.url] } ?? .refused
+                                // A blackholed server: nothing until the probe gives up on it.
+                                if case .silent = answer { try? await Task.sleep(for: .seconds(3600)) }
+                                return Self.reply(request, answer)
                             })
     }
 
@@ -85,6 +93,53 @@ import Testing
         let rounds = Rounds(monitor(script, urls: [Self.a, Self.b]))
         for _ in 0..<3 { #expect(await rounds.next()?.state == .online) }
         #expect(script.takeAsked() == [Self.a, Self.a, Self.a])
+    }
+
+    /// Happy Eyeballs: a first endpoint that does not answer has the next one
+    /// started beside it after the stagger (500 ms on a path where nothing is
+    /// known yet), not after its own timeout; the first answer ends the round.
+    @Test func aSilentFirstEndpointHasTheNextStartedAfterTheStaggerNotItsTimeout() async {
+        let clock = TestClock()
+        let script = Script([Self.a: .silent, Self.b: .ok])
+        let rounds = Rounds(monitor(script, urls: [Self.a, Self.b], clock: clock))
+        let round = Task { await rounds.next() }
+        #expect(await eventually { script.asked.withLock { $0 } == [Self.a] })
+        await clock.advance(by: .milliseconds(499))
+        #expect(script.asked.withLock { $0 } == [Self.a])
+        await clock.advance(by: .milliseconds(1))
+        #expect(await round.value?.state == .online)
+        #expect(script.takeAsked() == [Self.a, Self.b])
+    }
+
+    /// A probe reads no more of a reply than the expected prefix needs: at
+    /// least 64 bytes (what a reason quotes), never a portal's whole page.
+    @Test func aProbeAsksForTheBytesItsPrefixNeedsOnly() async {
+        let script = Script([Self.a: .wrongBody])
+        let rounds = Rounds(monitor(script, urls: [Self.a]))
+        _ = await rounds.next()
+        #expect(script.bodyWanted.withLock { $0 } == [64])
+        #expect(ProbeMonitor.bodyWanted(prefix: String(repeating: "x", count: 100)) == 100)
+    }
+
+    /// Behind a portal, once a full round saw it, only the intercepted endpoint
+    /// is asked; when it answers as expected the portal is gone, in one request.
+    @Test func behindAPortalOnlyTheInterceptedEndpointIsAsked() async {
+        let script = Script([Self.a: .redirect, Self.b: .wrongBody])
+        let rounds = Rounds(monitor(script, urls: [Self.a, Self.b]))
+        #expect(await rounds.next()?.state == .portal)
+        #expect(script.takeAsked().count == 2)
+        for _ in 0..<3 { #expect(await rounds.next()?.state == .portal) }
+        #expect(script.takeAsked() == [Self.a, Self.a, Self.a])
+        script.set(Self.a, .ok)
+        #expect(await rounds.next()?.state == .online)
+        #expect(script.takeAsked() == [Self.a])
+        // Intercepted no more, but failing: every endpoint decides again.
+        script.set(Self.a, .redirect)
+        #expect(await rounds.next()?.state == .portal)
+        _ = script.takeAsked()
+        script.set(Self.a, .refused)
+        _ = await rounds.next()
+        #expect(script.takeAsked() == [Self.a, Self.a, Self.b])
     }
 
     @Test func aDarkFirstEndpointHandsTheRoundToTheNextAtOnceAndTheNextIsAskedFirstAfter() async {
@@ -229,9 +284,32 @@ import Testing
         #expect(plan.start(at: Moment(offset: .seconds(30))) != nil)
         plan.finish(at: Moment(offset: .seconds(30)), online: true)
         #expect(plan.due == Moment(offset: .seconds(330)))
-        // Not online: the ramp is as fast as ever (an outage is found as soon).
+        // Not online: the first failure is confirmed at once (an outage is found as soon).
         #expect(plan.start(at: Moment(offset: .seconds(330))) != nil)
         plan.finish(at: Moment(offset: .seconds(330)), online: false)
         #expect(plan.due == Moment(offset: .seconds(330)))
+    }
+
+    /// Behind a portal or on a dead uplink the ramp climbs to
+    /// `metered_interval` on a metered link, not to `interval`: the budget
+    /// holds in every state.
+    @Test func notOnlineOnAMeteredLinkTheRampClimbsToTheMeteredInterval() {
+        func pauses(metered: Bool) -> [Duration] {
+            var plan = ProbePlan(interval: .seconds(30), meteredInterval: .seconds(300))
+            plan.metered = metered
+            var now = Moment(offset: .zero)
+            var out: [Duration] = []
+            for _ in 0..<12 {
+                _ = plan.start(at: now)
+                plan.finish(at: now, online: false)
+                let due = plan.due!
+                out.append(now.duration(to: due))
+                now = due
+            }
+            return out
+        }
+        #expect(pauses(metered: false).last == .seconds(30))
+        #expect(pauses(metered: true) == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300].map { Duration.seconds($0) })
+        // In an hour behind a portal: 12 rounds instead of 122.
     }
 }

@@ -38,7 +38,9 @@ import Testing
 
         let portal = try #require(updated(p.take(update(.portal, outage: outage(1), reason: "redirected to http://login.hotel/"), now: 0)))
         #expect(portal.summary == "Sign in to the network")
-        #expect(portal.body.contains("http://login.hotel/"))
+        // The portal named by its host: no address a server could make a link of.
+        #expect(portal.body.hasSuffix("Redirected to login.hotel."), "\(portal.body)")
+        #expect(!portal.body.contains("http"))
         #expect(portal.urgency == .normal)
 
         // An attribute-only update of the same state: nothing to redraw.
@@ -198,5 +200,34 @@ import Testing
         let body = ToastText.body(huge, markup: true)
         #expect(body == String(repeating: "&amp;", count: ToastText.bodyLimit) + "…")
         #expect(ToastText.summary(String(repeating: "x", count: 1000), markup: false).count == ToastText.summaryLimit + 1)
+    }
+}
+
+/// Addresses in a toast's reason are shown as their host alone: GNOME Shell
+/// (and Plasma) turn a `scheme://…`, `www.…` or `name.tld/…` in a body into
+/// a link, and a portal's `Location` is the network's to choose.
+@Suite struct ToastAddressesTests {
+    @Test(arguments: [
+        ("probe to http://a.example/check was redirected to http://portal.example/login?x=1 (HTTP 302)",
+         "probe to a.example was redirected to portal.example (HTTP 302)"),
+        ("redirected to https://user:pw@www.evil.example:8443/a/b#c.", "redirected to evil.example."),
+        ("redirected to http://www2.evil.example/", "redirected to evil.example"),
+        ("redirected to http://[fe80::1]:8080/x", "redirected to fe80::1"),
+        ("(see http://portal.example)", "(see portal.example)"),
+        ("no address here", "no address here"),
+        ("redirected to http:///nothing", "redirected to ?"),
+        (#"<a href="https://phish.example/x">Sign in</a>"#, #"<a href="phish.example">Sign in</a>"#),
+        ("(http://a.example/x)(http://b.example)", "(a.example)(b.example)"),
+    ])
+    func addressesBecomeHosts(reason: String, shown: String) {
+        #expect(ToastAddresses.hostsOnly(reason) == shown)
+    }
+
+    @Test func aPortalsAddressIsNoLinkInAnyToast() throws {
+        let event = StateEvent(state: .portal, previous: .online, since: 0, interface: "wlan0",
+                               reason: "probe to http://nmcheck.gnome.org/check_network_status.txt was redirected to http://www.hotel-login.example/portal.php?mac=00:11 (HTTP 302)", sequence: 1)
+        let toast = ToastPolicy.toast(for: event)
+        #expect(!toast.body.contains("://") && !toast.body.contains("www.") && !toast.body.contains("/"), "\(toast.body)")
+        #expect(toast.body.contains("hotel-login.example"))
     }
 }

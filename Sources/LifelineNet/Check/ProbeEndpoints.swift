@@ -75,6 +75,19 @@ package struct ProbeRound: Sendable, Equatable {
         return urls.firstIndex(of: hit.url)
     }
 
+    /// Whether the round's outcome is an interception (a portal).
+    package var isIntercepted: Bool {
+        if case .unexpected = outcome { true } else { false }
+    }
+
+    /// The index (in the configured list) of the endpoint whose interception
+    /// is the round's outcome; nil when the round is no portal.
+    package func intercepted(in urls: [String]) -> Int? {
+        guard isIntercepted, let hit = verdicts.first(where: { if case .unexpected = $0.outcome { true } else { false } })
+        else { return nil }
+        return urls.firstIndex(of: hit.url)
+    }
+
     /// The round's outcome: the expected reply if any endpoint gave it; else
     /// the first interception; else a failure naming every endpoint's.
     package var outcome: ProbeOutcome {

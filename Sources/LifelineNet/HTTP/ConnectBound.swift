@@ -48,6 +48,12 @@ package struct ConnectBound: Sendable {
         recent[family] = times
     }
 
+    /// The slowest recent connect over `family` on `path`; nil while none is known.
+    package func usual(family: String, path: UInt64) -> Duration? {
+        guard path == self.path else { return nil }
+        return recent[family]?.max()
+    }
+
     /// The connect bound for a probe over `family` on `path`: `timeout` when no
     /// answer was seen on this path yet, never more than `timeout`.
     package func bound(family: String, path: UInt64, timeout: Duration) -> Duration {

@@ -35,7 +35,7 @@ package final class CurlEasy {
     /// free for the next probe right away, not at libcurl's next progress
     /// callback (up to a second later while a connection waits for answers).
     package func perform(_ request: HTTPRequest, cancelled: CancelFlag) -> Result<HTTPReply, HTTPFailure> {
-        let sink = TransferSink(cancelled: cancelled)
+        let sink = TransferSink(cancelled: cancelled, limit: min(request.bodyWanted, HTTPRequest.bodyLimit))
         var errorBuffer = [CChar](repeating: 0, count: Int(LIFELINE_CURL_ERROR_SIZE) + 1)
         let box = Unmanaged.passRetained(sink)
         defer { box.release() }
@@ -223,19 +223,22 @@ private final class TransferSink {
     package var headers: [String] = []
     package var truncated = false
     package var wasCancelled = false
+    /// Body bytes kept; the transfer stops past them.
+    package let limit: Int
 
-    package init(cancelled: CancelFlag) {
+    package init(cancelled: CancelFlag, limit: Int) {
         self.cancelled = cancelled
+        self.limit = limit
     }
 }
 
-/// Keeps at most `bodyLimit` bytes; returning less than offered makes libcurl stop
-/// the transfer (CURLE_WRITE_ERROR), so a 10 MB reply costs 64 KiB.
+/// Keeps at most the sink's limit; returning less than offered makes libcurl stop
+/// the transfer (CURLE_WRITE_ERROR), so a 10 MB reply costs what the probe needs.
 private func curlWriteBody(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ count: Int, _ user: UnsafeMutableRawPointer?) -> Int {
     guard let data, let user else { return 0 }
     let sink = Unmanaged<TransferSink>.fromOpaque(user).takeUnretainedValue()
     let offered = size * count
-    let room = HTTPRequest.bodyLimit - sink.body.count
+    let room = sink.limit - sink.body.count
     let taken = min(room, offered)
     data.withMemoryRebound(to: UInt8.self, capacity: offered) { bytes in
         sink.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: taken))

@@ -77,6 +77,10 @@ package struct HTTPRequest: Sendable {
     package var interface: String
     package var family: AddressFamily
     package var userAgent: String
+    /// The body bytes worth reading, at most `bodyLimit`: the probe needs only
+    /// as many as its expected prefix has (a portal's page is read no further
+    /// than it takes to see it is not the check server's answer).
+    package var bodyWanted = HTTPRequest.bodyLimit
 
     package init(
         url: String, timeout: Duration, connectTimeout: Duration? = nil, interface: String = "",

@@ -78,7 +78,7 @@ package enum PlainHTTPExchange {
         let connectMs = (ContinuousClock.now - start).milliseconds
 
         // The request, then the reply.
-        var reader = PlainHTTPReplyReader(host: url.host)
+        var reader = PlainHTTPReplyReader(host: url.host, bodyLimit: request.bodyWanted)
         let sent = await send(Self.requestBytes(url: url, userAgent: request.userAgent), on: fd, until: deadline, waiter: waiter)
         switch sent {
         case .ready: break

@@ -32,12 +32,14 @@ public struct PlainHTTPReplyReader: Sendable {
     /// Header lines of the final response, trimmed, without the status line.
     public private(set) var headers: [String] = []
     public private(set) var body: [UInt8] = []
-    /// The body went on past `bodyLimit`; reading stopped there.
+    /// The body went on past the limit; reading stopped there.
     public private(set) var truncated = false
     /// Bytes taken so far.
     public private(set) var received = 0
 
     private let host: String
+    /// Body bytes kept; reading stops past them.
+    private let limit: Int
     private var phase = Phase.statusLine
     private var line: [UInt8] = []
     private var headerBytes = 0
@@ -53,9 +55,11 @@ public struct PlainHTTPReplyReader: Sendable {
         case failed(String)
     }
 
-    /// `host`: the name the sentences use ("nmcheck.gnome.org").
-    public init(host: String) {
+    /// `host`: the name the sentences use ("nmcheck.gnome.org"); `bodyLimit`:
+    /// the body bytes to keep, at most `Self.bodyLimit`.
+    public init(host: String, bodyLimit: Int = Self.bodyLimit) {
         self.host = host
+        limit = max(0, min(bodyLimit, Self.bodyLimit))
         line.reserveCapacity(256)
     }
 
@@ -264,7 +268,7 @@ public struct PlainHTTPReplyReader: Sendable {
         let count = min(available, left ?? available)
         let end = bytes.index(index, offsetBy: count)
         received += count
-        let room = Self.bodyLimit - body.count
+        let room = limit - body.count
         if count > room {
             body.append(contentsOf: bytes[index...].prefix(room))
             truncated = true

@@ -20,6 +20,8 @@ import LifelinePlatform
 ///   without a slash is looked up in `PATH`.
 /// - `role` (`"reachability"` or `"link"`, default `"reachability"`): whether the
 ///   program speaks for the internet (like the probe) or for the route (like netlink).
+///   While the probe runs, a reachability verdict of the program asks the probe
+///   to check at once, and the probe's answer decides (one source is no consensus).
 /// - `checks` (bool, default false): the program can check on demand; each check
 ///   request (a route change, `Check()`, "Check now" on the toast) writes the line
 ///   `check` to its standard input, and `lifeline check` waits for its next line.

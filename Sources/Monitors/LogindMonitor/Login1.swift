@@ -27,23 +27,27 @@ enum Login1 {
 
     /// The signals the monitor follows. A match rule does not keep out a signal
     /// addressed to this connection, which any local user may send: the sender
-    /// is checked too (`LogindEvent`'s `sender` against logind's owner, which
-    /// only the bus's own `NameOwnerChanged` can change).
+    /// is checked first (an `OwnerGate` for logind's name, whose owner only the
+    /// bus's own `NameOwnerChanged` can change), then the header.
     static let matchRules = [
         "type='signal',sender='\(name)',interface='\(manager)',member='PrepareForSleep',path='\(path)'",
         "type='signal',sender='\(name)',interface='\(properties)',member='PropertiesChanged',arg0='\(session)'",
         NameOwnerChange.matchRule(name: name),
     ]
 
-    static func event(from message: BusMessage) -> LogindEvent? {
-        guard message.kind == .signal, let arguments = try? message.arguments() else { return nil }
+    /// The event a message from logind's owner stands for (the caller's
+    /// `OwnerGate` has dropped everyone else's). Path, interface, member and
+    /// signature are checked from the header before any argument is read.
+    static func event(fromOwner message: BusMessage) -> LogindEvent? {
+        guard message.kind == .signal else { return nil }
         let sender = message.sender ?? ""
-        if message.is(interface: manager, member: "PrepareForSleep") {
-            guard arguments.count == 1, let starting = arguments[0].bool else { return nil }
+        if message.is(interface: manager, member: "PrepareForSleep", signature: "b", path: path) {
+            guard let starting = (try? message.arguments())?.first?.bool else { return nil }
             return .prepareForSleep(starting, sender: sender)
         }
-        if message.is(interface: properties, member: "PropertiesChanged") {
-            guard arguments.count == 3, arguments[0].string == session, let path = message.path,
+        if message.is(interface: properties, member: "PropertiesChanged", signature: "sa{sv}as"),
+           let path = message.path, path.hasPrefix(self.path + "/") {
+            guard let arguments = try? message.arguments(), arguments[0].string == session,
                   let changed = arguments[1].vardictEntries else { return nil }
             if let active = changed.first(where: { $0.0 == "Active" })?.1.bool {
                 return .sessionActive(path: path, active: active, sender: sender)
@@ -51,11 +55,6 @@ enum Login1 {
             if case .array(_, let invalidated) = arguments[2], invalidated.contains(.string("Active")) {
                 return .sessionActive(path: path, active: nil, sender: sender)
             }
-            return nil
-        }
-        // Believed from the bus alone: anyone else's would hand logind's voice to a stranger.
-        if let change = NameOwnerChange(message), change.name == name {
-            return .logindOwner(change.newOwner)
         }
         return nil
     }

@@ -53,15 +53,19 @@ public struct LogindMonitor: Monitor {
         // A monitor that starts again (after a failure) knows nothing of a hold from before.
         handle.clearAlertHold()
         defer { handle.clearAlertHold() }
+        // A loop of its own: whatever arrives from the system bus is never
+        // handled on the loop that serves the daemon's session-bus interface.
+        let loop = MainLoopThread(name: "logind")
+        defer { loop.stop() }
         var pause = Duration.seconds(1)
         var saidSo = false
         while !Task.isCancelled {
             let address = SystemBus.address()
             do {
-                let connection = try await BusConnection.open(address: address)
+                let connection = try await SystemBus.open(address)
                 pause = .seconds(1)
                 saidSo = false
-                try await follow(connection, handle: handle)
+                try await follow(connection, on: loop, handle: handle)
                 handle.clearAlertHold()
                 if !Task.isCancelled { context.logger.info("lost the system bus; suspend and session are not followed until it is back") }
                 saidSo = true
@@ -80,19 +84,27 @@ public struct LogindMonitor: Monitor {
 
     /// Follows logind on one connection until the connection is lost (returns)
     /// or the task is cancelled.
-    private func follow(_ connection: BusConnection, handle: MonitorHandle) async throws(BusError) {
+    private func follow(_ connection: BusConnection, on loop: MainLoopThread, handle: MonitorHandle) async throws(BusError) {
         let (events, eventSink) = AsyncStream<LogindEvent>.makeStream()
         defer { eventSink.finish() }
+        // Only logind's own signals and the bus's word on who logind is are
+        // queued; anyone else's are dropped here, unread.
+        let logind = OwnerGate(Login1.name)
         connection.onSignal { message in
-            if let event = Login1.event(from: message) { eventSink.yield(event) }
+            switch logind.admit(message) {
+            case .ownerChanged(let change): eventSink.yield(.logindOwner(change.newOwner))
+            case .fromOwner: if let event = Login1.event(fromOwner: message) { eventSink.yield(event) }
+            case .stranger: return
+            }
         }
         connection.onDisconnect { eventSink.yield(.disconnected) }
-        await connection.attach(to: .shared)
+        await connection.attach(to: loop)
         try await Login1.subscribe(connection)
 
         var follower = Follower(connection: connection, handle: handle, context: context,
                                 grace: config.resumeGrace.duration)
-        if let owner = try await Login1.owner(connection) {
+        logind.learned(owner: try await Login1.owner(connection))
+        if let owner = logind.owner {
             await follower.logindAppeared(owner)
         } else {
             context.logger.info("logind is not on the system bus; suspend and session are not followed until it appears")

@@ -22,7 +22,10 @@ final class NetworkManagerClient: Sendable {
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
 
     enum Event: Sendable {
-        case signal(BusMessage)
+        /// The bus said NetworkManager has a new owner (empty: it left).
+        case owner(NameOwnerChange)
+        /// NetworkManager's own `PropertiesChanged`, its shape checked.
+        case propertiesChanged(BusMessage)
         case lost
     }
 
@@ -45,10 +48,22 @@ final class NetworkManagerClient: Sendable {
     func follow(_ connection: BusConnection, on loop: MainLoopThread) async throws {
         let (events, sink) = AsyncStream<Event>.makeStream()
         await connection.attach(to: loop)
-        connection.onSignal { sink.yield(.signal($0)) }
+        // Decided on the loop thread, from the header: only what NetworkManager
+        // and the bus say is queued, so nothing a stranger sends waits here
+        // (the queue is read between calls that may take seconds).
+        let networkManager = OwnerGate(Self.name)
+        connection.onSignal { message in
+            switch networkManager.admit(message) {
+            case .ownerChanged(let change): sink.yield(.owner(change))
+            case .fromOwner:
+                guard message.is(interface: Self.propertiesInterface, member: "PropertiesChanged", signature: "sa{sv}as"),
+                      message.path?.hasPrefix(Self.path) == true else { return }
+                sink.yield(.propertiesChanged(message))
+            case .stranger: return
+            }
+        }
         connection.onDisconnect { sink.yield(.lost) }
         // Asynchronous: a system bus slow to answer holds no thread of the pool.
-        var networkManager = NameOwner(Self.name)
         try await connection.subscribe(to: networkManager.matchRule)
         try await connection.subscribe(
             to: "type='signal',sender='\(Self.name)',interface='\(Self.propertiesInterface)',member='PropertiesChanged'")
@@ -58,7 +73,7 @@ final class NetworkManagerClient: Sendable {
         var view = NetworkManagerView()
         var primaryPath = "/"
         // Asked after subscribing, so an owner that changes meanwhile is still heard of.
-        networkManager.owner = try? await connection.owner(of: Self.name)
+        networkManager.learned(owner: try? await connection.owner(of: Self.name))
         if networkManager.owner != nil {
             (view, primaryPath) = await readAll(connection)
             arrived(view)
@@ -67,8 +82,11 @@ final class NetworkManagerClient: Sendable {
             publisher.absent()
         }
         for await event in events {
-            guard case .signal(let message) = event else { return }
-            if let change = networkManager.follow(message) {
+            let message: BusMessage
+            switch event {
+            case .lost: return
+            case .propertiesChanged(let m): message = m
+            case .owner(let change):
                 if change.newOwner.isEmpty {
                     logger.info("NetworkManager left the system bus")
                     shared.withLock { $0.present = false }
@@ -80,9 +98,8 @@ final class NetworkManagerClient: Sendable {
                 }
                 continue
             }
-            guard networkManager.sent(message), let args = try? message.arguments(),
-                  message.is(interface: Self.propertiesInterface, member: "PropertiesChanged"),
-                  args.count >= 2, let interface = args[0].string, let changed = args[1].vardictEntries
+            guard let args = try? message.arguments(), let interface = args[0].string,
+                  let changed = args[1].vardictEntries
             else { continue }
             if message.path == Self.path, interface == Self.name {
                 var newPrimary: String?

@@ -69,7 +69,7 @@ public struct NetworkManagerMonitor: Monitor {
         while !Task.isCancelled {
             let address = SystemBus.address()
             do {
-                let connection = try await BusConnection.open(address: address)
+                let connection = try await SystemBus.open(address)
                 if saidSo { context.logger.info("the system bus is here: following NetworkManager") }
                 saidSo = false
                 pause = .seconds(1)

@@ -22,9 +22,10 @@ import Synchronization
 /// Config keys:
 /// - `url` (string or list of strings, default: GNOME's, Arch Linux's and
 ///   Debian's check URLs): http or https only. Each round asks one endpoint
-///   (the last that answered); one that fails (no answer, refused, a DNS
-///   error or block, an HTTP error status) hands the round to the next at
-///   once, and the round fails only when every endpoint failed. Every
+///   (the last that answered); when it fails (no answer, refused, a DNS
+///   error or block, an HTTP error status), or has not answered within its
+///   usual time, the next starts beside it, and the round fails only when
+///   every endpoint failed. Every
 ///   endpoint must answer as the `expect_*` keys say. Redirects are never
 ///   followed: they mean `portal`, unless another endpoint answers as expected.
 ///   Proxies come from the environment (`http_proxy`, `https_proxy`, `no_proxy`).
@@ -32,13 +33,15 @@ import Synchronization
 ///   any 2xx when `expect_body_prefix` or `expect_header` is set, else 204
 ///   (the `generate_204` convention).
 /// - `expect_body_prefix` (string, default `"NetworkManager is online"`): the
-///   body must start with it; `""` checks no body. Only the first 64 KiB are read.
+///   body must start with it; `""` checks no body. Only as many bytes as it
+///   has (at least 64, which a reason quotes) are read.
 /// - `expect_header` (string, default `""`): a header the reply must carry,
 ///   `"X-NetworkManager-Status: online"` (name and value compared without case).
 /// - `interval` (duration, default `"30s"`): between probes while online.
 /// - `metered_interval` (duration, default `"5m"`): between probes while online
-///   on a connection NetworkManager calls metered; the stall detector keeps
-///   watching the interface in between.
+///   on a connection NetworkManager calls metered, and the longest pause
+///   between them while not online there; the stall detector keeps watching
+///   the interface in between.
 /// - `timeout` (duration, default `"5s"`): for the whole exchange. While an
 ///   answer stands, a connection not up after 1 s + max(250 ms, 3 × the check
 ///   server's recent connect times) fails the probe early (its SYN and the
@@ -240,18 +243,32 @@ public struct ProbeMonitor: Monitor {
                 // than the usual connect time: the uplink may be dark, and the
                 // round must not wait out every endpoint's whole timeout.
                 let fallbackConnect = judge.connects.withLock { $0.bound(family: family.rawValue, path: path.generation, timeout: timeout) }
+                let stagger = Self.stagger(usualConnect: judge.connects.withLock { $0.usual(family: family.rawValue, path: path.generation) })
                 let preferred = judge.preferred.withLock { $0[family.rawValue] ?? 0 }
+                // Behind a portal that was seen on a full round, only the endpoint it intercepted
+                // is asked: the others cost requests (and pages) and would tell nothing new.
+                let intercepted = judge.state.withLock { $0.path == path.generation && $0.lastPublished?.state == .portal }
+                    ? judge.intercepted.withLock { $0[family.rawValue] } : nil
                 group.addTask {
-                    let round = await round(family: family, interface: interface, timeout: timeout, connectTimeout: connectTimeout,
-                                            fallbackConnect: fallbackConnect, preferred: preferred,
-                                            learn: { ms in
-                                                judge.connects.withLock {
-                                                    $0.record(.milliseconds(ms), family: family.rawValue, path: path.generation)
-                                                }
-                                            })
+                    let learn: @Sendable (Double) -> Void = { ms in
+                        judge.connects.withLock { $0.record(.milliseconds(ms), family: family.rawValue, path: path.generation) }
+                    }
+                    var round = ProbeRound()
+                    if let intercepted {
+                        round = await self.round(family: family, interface: interface, timeout: timeout, connectTimeout: connectTimeout,
+                                                 fallbackConnect: fallbackConnect, preferred: preferred, stagger: stagger,
+                                                 only: intercepted, learn: learn)
+                    }
+                    // Still intercepted: the portal stands; the expected reply: it is gone.
+                    // A failure: every endpoint decides.
+                    if intercepted == nil || !(round.isIntercepted || round.answered(in: config.url.list) != nil) {
+                        round = await self.round(family: family, interface: interface, timeout: timeout, connectTimeout: connectTimeout,
+                                                 fallbackConnect: fallbackConnect, preferred: preferred, stagger: stagger, learn: learn)
+                    }
                     if let answered = round.answered(in: config.url.list) {
                         judge.preferred.withLock { $0[family.rawValue] = answered }
                     }
+                    judge.intercepted.withLock { $0[family.rawValue] = round.intercepted(in: config.url.list) }
                     return (family, round)
                 }
             }
@@ -273,26 +290,90 @@ public struct ProbeMonitor: Monitor {
         return outcomes.contains { ProbeJudge.isOnline($0.1.outcome) }
     }
 
-    /// One round over one family: the endpoints in turn, from the one that
-    /// answered last, until one answers as expected. The first gets
-    /// `connectTimeout`; one asked after an endpoint timed out gets
-    /// `fallbackConnect` for its connection (the check servers' usual connect
-    /// time, or the whole timeout while none is known).
+    /// One round over one family, started as Happy Eyeballs starts
+    /// connections: the endpoint that answered last first, the next one as
+    /// soon as the one before failed or has not answered within `stagger`,
+    /// and the first expected reply ends the round (the others are cancelled).
+    /// While the first answers in its usual time a round is one request; when
+    /// it is dark the next is asked after `stagger`, not after its timeout.
+    /// The first gets `connectTimeout`; one started after another went
+    /// silent gets `fallbackConnect` for its connection (the check servers'
+    /// usual connect time, or the whole timeout while none is known).
+    /// `only`: ask just this endpoint (the one a portal intercepts).
     func round(family: Config.Family, interface: String, timeout: Duration, connectTimeout: Duration,
-               fallbackConnect: Duration, preferred: Int, learn: @escaping @Sendable (Double) -> Void) async -> ProbeRound {
-        var round = ProbeRound()
-        var timedOut = false
-        for index in ProbeRound.order(count: config.url.list.count, preferred: preferred) {
-            if Task.isCancelled { break }
-            let url = config.url.list[index]
-            let connect = timedOut ? min(connectTimeout, fallbackConnect) : connectTimeout
-            let (outcome, silent) = await probe(url: url, family: family, interface: interface, timeout: timeout,
-                                                connectTimeout: connect, learn: learn)
-            round.verdicts.append((url, outcome))
-            if !ProbeRound.asksOn(after: outcome) { break }
-            timedOut = timedOut || silent
+               fallbackConnect: Duration, preferred: Int, stagger: Duration, only: Int? = nil,
+               learn: @escaping @Sendable (Double) -> Void) async -> ProbeRound {
+        let order = only.map { [$0] } ?? ProbeRound.order(count: config.url.list.count, preferred: preferred)
+        enum Event: Sendable {
+            case answered(url: String, ProbeOutcome, silent: Bool)
+            /// The endpoint started `started`-th has had its `stagger`.
+            case waited(started: Int)
         }
-        return round
+        let time = TimeSource(clock)
+        return await withTaskGroup(of: Event.self) { group in
+            var round = ProbeRound()
+            var started = 0, running = 0
+            var silent = false
+            func startNext() {
+                let url = config.url.list[order[started]]
+                let connect = silent ? min(connectTimeout, fallbackConnect) : connectTimeout
+                group.addTask {
+                    let (outcome, silent) = await probe(url: url, family: family, interface: interface, timeout: timeout,
+                                                        connectTimeout: connect, learn: learn)
+                    return .answered(url: url, outcome, silent: silent)
+                }
+                started += 1
+                running += 1
+                if started < order.count {
+                    let which = started
+                    // From now, not from when the child task first runs.
+                    let due = time.now().advanced(by: stagger)
+                    group.addTask {
+                        try? await time.sleep(due)
+                        return .waited(started: which)
+                    }
+                }
+            }
+            startNext()
+            while running > 0, let event = await group.next() {
+                if Task.isCancelled { break }
+                switch event {
+                case .answered(let url, let outcome, let wasSilent):
+                    running -= 1
+                    round.verdicts.append((url, outcome))
+                    if !ProbeRound.asksOn(after: outcome) {
+                        group.cancelAll()
+                        return round
+                    }
+                    silent = silent || wasSilent
+                    // Failed: the next one now, if it has not started yet.
+                    if started < order.count { startNext() }
+                case .waited(let which):
+                    // The latest one has not answered in its usual time: the next one too.
+                    if which == started, started < order.count {
+                        silent = true
+                        startNext()
+                    }
+                }
+            }
+            group.cancelAll()
+            return round
+        }
+    }
+
+    /// The body bytes a probe reads: as many as the expected prefix has, which
+    /// decide whether it matches, and at least `quotedBody`, which the reason
+    /// quotes when it does not. A portal's page is never read further.
+    static func bodyWanted(prefix: String) -> Int { max(prefix.utf8.count, quotedBody) }
+    static let quotedBody = 64
+
+    /// How long an endpoint may take before the next is started beside it:
+    /// its usual answer (250 ms, or 3 × the check servers' recent connect
+    /// time, an exchange being two round trips and a bit), and 500 ms while
+    /// nothing is known of this path.
+    static func stagger(usualConnect: Duration?) -> Duration {
+        guard let usualConnect else { return .milliseconds(500) }
+        return max(ConnectBound.slack, usualConnect * ConnectBound.factor)
     }
 
     /// How long a probe for `cause` waits for its answer. After a stall (the
@@ -316,10 +397,11 @@ public struct ProbeMonitor: Monitor {
                learn: @Sendable (Double) -> Void = { _ in }) async -> (ProbeOutcome, silent: Bool) {
         var request = HTTPRequest(url: url, timeout: timeout, interface: config.interface, family: family)
         request.connectTimeout = connectTimeout
+        request.bodyWanted = Self.bodyWanted(prefix: config.expectBodyPrefix)
         let tunnel = TunnelWatch.start(url: url, family: family, files: files)
         let result = await fetch(request)
         if case .success(let reply) = result {
-            if reply.truncated { context.logger.debug("probe reply cut at \(HTTPRequest.bodyLimit) bytes") }
+            if reply.truncated { context.logger.debug("probe read the first \(request.bodyWanted) bytes of the reply") }
             if let connectMs = reply.connectMs { learn(connectMs) }
         }
         var facts = PathFacts(interface: interface)
@@ -420,5 +502,8 @@ final class SharedJudge: Sendable {
     let connects = Mutex(ConnectBound())
     /// Per family: the index of the endpoint that answered last, asked first.
     let preferred = Mutex<[String: Int]>([:])
+    /// Per family: the index of the endpoint the last round found intercepted
+    /// (a round whose outcome was a portal), the one asked while it stands.
+    let intercepted = Mutex<[String: Int]>([:])
     init(_ judge: ProbeJudge) { state = Mutex(judge) }
 }

@@ -30,7 +30,9 @@ extension ProbeCause {
 ///
 /// - online: every `interval` after the last probe ended (`meteredInterval`
 ///   on a metered connection: each probe costs the user's data);
-/// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's ramp);
+/// - not online: after 1 s, then 2 s, 4 s … up to `interval` (NetworkManager's
+///   ramp), up to `meteredInterval` on a metered connection: sitting behind a
+///   portal or on a dead uplink costs the same budget as being online;
 /// - the first failure after an answer is confirmed at once, not after the
 ///   ramp's first second: one failure is not yet an outage, and waiting adds
 ///   to the time an outage takes to be known (the ramp starts after it);
@@ -142,7 +144,7 @@ struct ProbePlan: Sendable, Equatable {
         case false?:
             online = false
             nextScheduled = now.advanced(by: retryDelay)
-            retryDelay = min(retryDelay * 2, interval)
+            retryDelay = min(retryDelay * 2, metered ? max(meteredInterval, interval) : interval)
         case nil:
             online = false
             nextScheduled = now.advanced(by: retryDelay)

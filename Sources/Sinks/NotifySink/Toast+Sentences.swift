@@ -54,7 +54,9 @@ extension ToastPolicy {
     /// The reason as a sentence: a capital first letter and a full stop. A
     /// translated sentence is written as its language wants it, and one that
     /// starts with an interface keeps its name as the system spells it ("wlan0").
+    /// Addresses in it are shown as their host alone (`ToastAddresses`).
     private static func sentence(_ text: String, _ t: Translator, or fallback: String) -> String {
+        let text = ToastAddresses.hostsOnly(text)
         guard let first = text.first else { return fallback }
         var s = t.isTranslating ? text : first.uppercased() + text.dropFirst()
         if !s.hasSuffix(".") { s += "." }

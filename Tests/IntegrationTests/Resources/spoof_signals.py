@@ -3,6 +3,7 @@
 
   spoof_signals.py ADDRESS PID system    as NetworkManager, logind and the bus itself
   spoof_signals.py ADDRESS PID session   as the lifeline daemon and the bus itself
+  spoof_signals.py ADDRESS PID big [N]   N (default 1) signals of 30 MiB each
 
 Finds every connection of process PID (ListNames, GetConnectionUnixProcessID:
 any user may ask), and sends each of them, from this one connection, unicast
@@ -16,6 +17,10 @@ signals that claim to come from someone else:
   session: the daemon's StateChanged (online) and JobsRequested (cancel, every
            job of its Jobs property); NameOwnerChanged saying the daemon left,
            then that this connection owns its name, then StateChanged again.
+
+  big:     a stranger's noise (org.example.Stranger.Noise, one `ay`) and the
+           same bytes in logind's and NetworkManager's signals' names, as
+           another user can address them to any connection.
 
 Prints each destination reached, one per line; exit status 1 when none.
 """
@@ -95,14 +100,30 @@ def session(connection, me, dest):
     state_changed()
 
 
+def big(connection, me, dest, count):
+    # Straight from bytes: a tuple of 30 million Python ints would take minutes.
+    noise = GLib.Variant.new_tuple(GLib.Variant.new_from_bytes(GLib.VariantType("ay"), GLib.Bytes.new(b"\0" * (30 << 20)), True))
+    names = [("/x", "org.example.Stranger", "Noise"),
+             ("/org/freedesktop/login1", "org.freedesktop.login1.Manager", "PrepareForSleep"),
+             ("/org/freedesktop/NetworkManager", "org.freedesktop.DBus.Properties", "PropertiesChanged")]
+    for i in range(count):
+        path, interface, member = names[i % len(names)]
+        connection.emit_signal(dest, path, interface, member, noise)
+        connection.flush_sync(None)
+
+
 def main():
     address, pid, scenario = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    count = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
     connection = Gio.DBusConnection.new_for_address_sync(address, flags, None, None)
     me = connection.get_unique_name()
     targets = connections_of(connection, pid)
     for dest in targets:
-        (system if scenario == "system" else session)(connection, me, dest)
+        if scenario == "big":
+            big(connection, me, dest, count)
+        else:
+            (system if scenario == "system" else session)(connection, me, dest)
         print(dest, flush=True)
     connection.flush_sync(None)
     sys.exit(0 if targets else 1)

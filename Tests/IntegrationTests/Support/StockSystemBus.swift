@@ -52,9 +52,14 @@ enum StockSystemBus {
     /// signals of `spoof_signals.py SCENARIO` to every connection of `pid`;
     /// returns the connections reached.
     static func spoof(_ scenario: String, at address: String, pid: pid_t, asNobody: Bool = true) throws -> [String] {
-        let argv = (asNobody ? Self.asNobody : []) + [python, spoofScript, address, "\(pid)", scenario]
+        let argv = spoofArgv(scenario, at: address, pid: pid, asNobody: asNobody)
         let r = try Harness.run(argv)
         #expect(r.status == 0, "spoof_signals.py \(scenario): \(r.stderr)")
         return r.stdout.split(separator: "\n").map(String.init)
+    }
+
+    /// The command line of `spoof(…)`, for a test that runs it beside its own work.
+    static func spoofArgv(_ scenario: String, at address: String, pid: pid_t, asNobody: Bool = true, count: Int? = nil) -> [String] {
+        (asNobody ? Self.asNobody : []) + [python, spoofScript, address, "\(pid)", scenario] + (count.map { ["\($0)"] } ?? [])
     }
 }
