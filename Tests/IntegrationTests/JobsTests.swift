@@ -62,12 +62,22 @@ import Testing
         }
 
         /// Watches method calls to the daemon, to know when a client has subscribed
-        /// (it asks `GetStatus` only after its match rules are in place).
-        func callMonitor() throws -> BackgroundProcess {
+        /// (it asks `GetStatus` only after its match rules are in place); returns
+        /// once the monitor listens.
+        func callMonitor() async throws -> BackgroundProcess {
             let monitor = try BackgroundProcess(["dbus-monitor", "--session", "type='method_call',interface='org.lifeline.Lifeline1'"],
                                                 environment: daemon.environment,
                                                 output: daemon.root.appendingPathComponent("calls.txt"))
+            await Harness.waitUntil("dbus-monitor to listen") { monitor.output.contains("member=") || monitor.output.contains("NameAcquired") }
             return monitor
+        }
+
+        /// `lifeline ARGS` as the child of a Python parent that prints how it
+        /// ended (`returncode`: the exit status, or minus the signal it died of).
+        func underAParent(_ arguments: [String]) throws -> BackgroundProcess {
+            try BackgroundProcess(["python3", "-c", "import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)",
+                                   Harness.binary] + arguments,
+                                  environment: daemon.environment, output: daemon.root.appendingPathComponent("parent.txt"))
         }
     }
 
@@ -81,9 +91,8 @@ import Testing
     @Test(.requires(.tools(JobsTests.tools))) func waitOnlineReturnsWithinATenthOfASecondOfOnline() async throws {
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
-        let calls = try lab.callMonitor()
+        let calls = try await lab.callMonitor()
         defer { calls.stop() }
-        await Harness.waitUntil("dbus-monitor to listen") { calls.output.contains("member=") || calls.output.contains("NameAcquired") }
         let waiter = try lab.background(["wait-online", "--timeout", "30s"], name: "wait.txt")
         defer { waiter.stop() }
         await Harness.waitUntil("wait-online to ask for the state") { calls.output.contains("member=GetStatus") }

@@ -129,10 +129,7 @@ import Testing
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
         let marker = lab.daemon.path("ran")
-        let parent = try BackgroundProcess(
-            ["python3", "-c", "import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)",
-             Harness.binary, "run", "--", "touch", marker],
-            environment: lab.daemon.environment, output: lab.daemon.root.appendingPathComponent("parent.txt"))
+        let parent = try lab.underAParent(["run", "--", "touch", marker])
         defer { parent.stop() }
         await Harness.waitUntil("the job on the board") { lab.jobs().contains(", uint64 0)") }
         let run = try #require(ChildrenLeaveWithTheDaemonTests.children(of: parent.process.pid).first)
@@ -148,13 +145,9 @@ import Testing
     @Test(.requires(.tools(JobsTests.tools + ["python3"]))) func sigintEndsWaitOnlineAsItWouldEndSleep() async throws {
         let lab = try Lab()
         try await lab.start("offline", reason: "no default route")
-        let calls = try lab.callMonitor()
+        let calls = try await lab.callMonitor()
         defer { calls.stop() }
-        await Harness.waitUntil("dbus-monitor to listen") { calls.output.contains("member=") || calls.output.contains("NameAcquired") }
-        let parent = try BackgroundProcess(
-            ["python3", "-c", "import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)",
-             Harness.binary, "wait-online", "--timeout", "60s"],
-            environment: lab.daemon.environment, output: lab.daemon.root.appendingPathComponent("parent.txt"))
+        let parent = try lab.underAParent(["wait-online", "--timeout", "60s"])
         defer { parent.stop() }
         // It asks for the state once it has subscribed: from then on it waits.
         await Harness.waitUntil("wait-online to ask for the state") { calls.output.contains("member=GetStatus") }
@@ -183,9 +176,8 @@ import Testing
         func count() -> Int { ((try? String(contentsOfFile: runs, encoding: .utf8)) ?? "").split(separator: "\n").count }
         await Harness.waitUntil("the first run") { count() == 1 }
         // `run` asks the new daemon for its state once it sees it come back: that call is the barrier.
-        let calls = try lab.callMonitor()
+        let calls = try await lab.callMonitor()
         defer { calls.stop() }
-        await Harness.waitUntil("dbus-monitor to listen") { calls.output.contains("member=") || calls.output.contains("NameAcquired") }
         #expect(await lab.daemon.stop() == 0)
         try? FileManager.default.removeItem(atPath: lab.daemon.stateFilePath)
         try lab.daemon.start()

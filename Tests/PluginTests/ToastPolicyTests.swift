@@ -218,6 +218,15 @@ import Testing
         ("redirected to http:///nothing", "redirected to ?"),
         (#"<a href="https://phish.example/x">Sign in</a>"#, #"<a href="phish.example">Sign in</a>"#),
         ("(http://a.example/x)(http://b.example)", "(a.example)(b.example)"),
+        // A page's own words, quoted in the reason: no scheme, still a link on GNOME Shell.
+        ("expected 'NetworkManager is online', got 'Pay at www.evil.example/pay now'",
+         "expected 'NetworkManager is online', got 'Pay at evil.example now'"),
+        ("got 'see evil.example/login?x=1, then'", "got 'see evil.example, then'"),
+        ("got 'www3.evil.example'", "got 'evil.example'"),
+        // Not links: an address with a prefix length, a file, a plain name.
+        ("route to 10.0.0.0/24 via eth0", "route to 10.0.0.0/24 via eth0"),
+        ("read /etc/resolv.conf", "read /etc/resolv.conf"),
+        ("DNS could not resolve nmcheck.gnome.org", "DNS could not resolve nmcheck.gnome.org"),
     ])
     func addressesBecomeHosts(reason: String, shown: String) {
         #expect(ToastAddresses.hostsOnly(reason) == shown)
