@@ -196,7 +196,7 @@ $(LOCALE_DIR)/%/LC_MESSAGES/lifeline.mo: po/%.po
 pot:
 	xgettext --language=C --from-code=UTF-8 --keyword= --keyword=tr:1 --keyword=trn:1,2 --keyword=trayText:1 \
 	  --add-comments=Translators: --package-name=lifeline --sort-by-file --output=po/lifeline.pot \
-	  $$(grep -rlE '\b(tr|trn|trayText)\("' Sources --include='*.swift' | sort)
+	  $$(grep -rlE '\b(tr|trn|trayText)\("' Sources Plugins --include='*.swift' | sort)
 # The translated toasts are drawn by dunst: Hangul (Nanum) and Persian (DejaVu Sans) glyphs.
 TEST_PACKAGES += fonts-nanum fonts-dejavu-core
 # The history report is drawn by a real browser (headless, to PNG and its DOM).

@@ -20,14 +20,14 @@ func library(_ name: String, _ dependencies: [Target.Dependency], path: String? 
     .target(name: name, dependencies: dependencies, path: path, swiftSettings: strict)
 }
 
-/// A monitor plugin: one folder `Sources/Monitors/<Name>`, registered in the daemon's `Registry`.
+/// A monitor plugin: one folder `Plugins/Monitors/<Name>`, registered in the daemon's `Registry`.
 func monitor(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    library(name, dependencies, path: "Sources/Monitors/\(name)")
+    library(name, dependencies, path: "Plugins/Monitors/\(name)")
 }
 
-/// A sink plugin: one folder `Sources/Sinks/<Name>`, registered in the daemon's `Registry`.
+/// A sink plugin: one folder `Plugins/Sinks/<Name>`, registered in the daemon's `Registry`.
 func sink(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    library(name, dependencies, path: "Sources/Sinks/\(name)")
+    library(name, dependencies, path: "Plugins/Sinks/\(name)")
 }
 
 func tests(_ name: String, _ dependencies: [Target.Dependency], exclude: [String] = []) -> Target {

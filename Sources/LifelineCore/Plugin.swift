@@ -20,7 +20,7 @@ public struct PluginContext: Sendable {
 
 /// Something that watches the network and publishes observations.
 ///
-/// A monitor plugin is one folder `Sources/Monitors/<Name>/` with one type conforming to
+/// A monitor plugin is one folder `Plugins/Monitors/<Name>/` with one type conforming to
 /// this, a `static let kind` and a nested `Config` whose every key has a default,
 /// so that it decodes from an empty table (the schema self-test checks it).
 public protocol Monitor: Sendable {
