@@ -105,7 +105,7 @@ let package = Package(
 
         monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
         monitor("NetlinkMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CNetlink", logging]),
-        monitor("ProbeMonitor", ["LifelineCore", "LifelineNet"]),
+        monitor("ProbeMonitor", ["LifelineCore", "LifelineNet", "LifelineFormats", logging]),
         monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
         monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
         sink("NotifySink", ["LifelineCore", "LifelinePlatform", "CNotify", "LifelineGLib"]),

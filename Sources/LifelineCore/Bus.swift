@@ -324,8 +324,13 @@ public final class Bus: BusControl, Sendable {
 
     // MARK: Sign-in page
 
+    /// The network's own sign-in page where its captive-portal API named one
+    /// (the probe keeps only an https:// one), else the probe's check page.
     public var signInPage: String? {
-        state.withLock { s in s.signInPages.min { $0.key < $1.key }?.value }
+        state.withLock { s in
+            if let url = s.pipeline.current.captivePortal?.userPortalURL, url.lowercased().hasPrefix("https://") { return url }
+            return s.signInPages.min { $0.key < $1.key }?.value
+        }
     }
 
     func announceSignInPage(_ url: String?, slot: StatePipeline.Slot) {
