@@ -82,9 +82,8 @@ for round in $(seq "$rounds"); do
     serve redirect
     if [[ $path == announced ]]; then
       echo "{\"captive\": true, \"user-portal-url\": \"https://$host:8443/login\"}" > "$work/answer.json"
-      # From the moment the sender is done: starting Python and scapy takes longer than the RA's way in.
-      $py "$resources/send_ra.py" "$a" "https://$host:8443/capport?round=$round" >/dev/null
-      t0=$(now_ms)
+      # From the RA's sending, as the sender timed it (starting Python and scapy takes longer).
+      t0=$($py "$resources/send_ra.py" "$a" "https://$host:8443/capport?round=$round" | sed -n 's/^sent [0-9]* at //p')
     else
       t0=$(now_ms)
     fi

@@ -7,7 +7,9 @@ usage: send_ra.py IFACE URI [COUNT [PER_SECOND [VARY]]]
 COUNT RAs (default 1) at PER_SECOND (default: as fast as it can); with VARY
 set, every RA's URI ends in its own number (a portal URL that keeps changing).
 Router lifetime 0: the RA adds no route, the kernel still passes the option on.
-Prints "sent N" at the end. Debian's scapy has no class for option 37, and
+Prints "sent N at MS" at the end: MS is the wall-clock time (ms since the
+epoch) of the first RA's sending, so a caller can time from the RA itself
+rather than from this script's exit. Debian's scapy has no class for option 37, and
 radvd has no setting for it, so the option is built by hand.
 """
 import sys
@@ -40,12 +42,15 @@ for i in range(count if vary else 1):
 from scapy.all import conf as c
 sock = c.L2socket(iface=iface)
 start = time.monotonic()
+first = None
 for i in range(count):
     sock.send(frames[i % len(frames)])
+    if first is None:
+        first = time.time()
     if rate:
         due = start + (i + 1) / rate
         pause = due - time.monotonic()
         if pause > 0:
             time.sleep(pause)
 sock.close()
-print("sent %d" % count, flush=True)
+print("sent %d at %d" % (count, first * 1000), flush=True)
