@@ -65,8 +65,8 @@ final class CaptivePortalLab: @unchecked Sendable {
         return Int64(out.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "") ?? 0
     }
 
-    /// netlink and the probe (with the lab's CA), debounced briefly, and `sinks`.
-    func config(sinks: [String] = ["log"], netlinkExtra: String = "") -> String {
+    /// netlink and the probe (with the lab's CA), debounced briefly, `sinks`, and `extra` TOML after them.
+    func config(sinks: [String] = ["log"], netlinkExtra: String = "", extra: String = "") -> String {
         """
         [debounce]
         down = "200ms"
@@ -83,11 +83,13 @@ final class CaptivePortalLab: @unchecked Sendable {
         timeout = "1s"
         captive_portal_ca = "\(certificate)"
 
-        """ + sinks.map { "[[sink]]\nkind = \"\($0)\"\n" }.joined(separator: "\n")
+        """ + sinks.map { "[[sink]]\nkind = \"\($0)\"\n" }.joined(separator: "\n") + extra
     }
 
-    func start(sinks: [String] = ["log"], netlinkExtra: String = "", environment: [String: String] = [:]) async throws -> DaemonFixture {
-        let fixture = try ProbeTests().startDaemon(lab, config: config(sinks: sinks, netlinkExtra: netlinkExtra), environment: environment)
+    func start(sinks: [String] = ["log"], netlinkExtra: String = "", extra: String = "",
+               environment: [String: String] = [:]) async throws -> DaemonFixture {
+        let fixture = try ProbeTests().startDaemon(lab, config: config(sinks: sinks, netlinkExtra: netlinkExtra, extra: extra),
+                                                   environment: environment)
         #expect(await fixture.waitForState("online", timeout: .seconds(10)), "\(fixture.daemonLog)")
         return fixture
     }
@@ -174,6 +176,51 @@ final class CaptivePortalLab: @unchecked Sendable {
         try FileManager.default.removeItem(atPath: file)
         #expect(await fixture.waitForState("online", timeout: .seconds(5)), "\(fixture.daemonLog)")
         #expect(CaptivePortalLab.portal(fixture) == nil)
+        #expect(await fixture.stop() == 0)
+    }
+
+    /// The API counts the session down: one toast when 10 s are left (the
+    /// threshold, set low for the test), with "Extend", which opens the
+    /// network's sign-in page; dunst on a virtual display, the announcement
+    /// from a networkd-style file.
+    @Test(.requires(CaptivePortalLab.requirement, .tools(Desktop.tools)))
+    func theToastWarnsOnceBeforeTheSessionEndsAndExtendOpensTheSignInPage() async throws {
+        let portal = try CaptivePortalLab()
+        let opener = try SignInPageTests.Portal()  // its stand-in xdg-open only
+        let desktop = try Desktop()
+        let links = portal.lab.workDir.appendingPathComponent("links").path
+        try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
+        let rc = portal.lab.workDir.appendingPathComponent("dunstrc").path
+        try "[session]\n    summary = \"*session ends*\"\n    action_name = \"extend\"\n".write(toFile: rc, atomically: true, encoding: .utf8)
+        await Harness.waitUntil("Xvfb on \(desktop.display)") {
+            (try? Harness.run(["xwininfo", "-root", "-display", desktop.display]).status) == 0
+        }
+        let dunst = try Spawned(["dunst", "-config", rc], environment: desktop.environment)
+        defer { dunst.kill() }
+        await Harness.waitUntil("dunst on the bus") { (try? desktop.dunstctl(["is-paused"]).status) == 0 }
+        let monitor = try NotificationCalls.watch(desktop, output: portal.lab.workDir.appendingPathComponent("notify.log"))
+        defer { monitor.stop() }
+        await Desktop.waitUntilMonitoring(monitor)
+        let fixture = try await portal.start(
+            sinks: ["log"], netlinkExtra: "networkd_links = \"\(links)\"",
+            extra: "\n[[sink]]\nkind = \"libnotify\"\nsession_warning = \"10s\"\n",
+            environment: opener.environment(desktop.environment))
+        defer { fixture.stopNow() }
+        try portal.answer(#"{"captive": false, "seconds-remaining": 14, "can-extend-session": true, "user-portal-url": "\#(portal.portalPage)"}"#)
+        try "CAPTIVE_PORTAL=\(portal.api)\n".write(toFile: "\(links)/\(portal.interfaceIndex)", atomically: true, encoding: .utf8)
+        await Harness.waitUntil("the API's count is published") { CaptivePortalLab.portal(fixture)?["seconds_remaining"] as? Int == 14 }
+        let counted = ContinuousClock.now
+        let warnings = { NotificationCalls(monitor.output).notifies.filter { $0.summary.contains("session ends") } }
+        await Harness.waitUntil(timeout: .seconds(10), "the session's warning") { !warnings().isEmpty }
+        #expect(ContinuousClock.now - counted >= .seconds(3), "not before 10 s are left")
+        let toast = try #require(warnings().first)
+        #expect(toast.summary == "Network session ends in 1 min", "\(toast.summary)")
+        #expect(toast.actionLabels == ["Extend"], "\(toast.actions)")
+        #expect(opener.openedURLs.isEmpty, "nothing is opened without a click")
+        #expect(try desktop.dunstctl(["action", "0"]).status == 0)
+        await Harness.waitUntil(timeout: .seconds(5), "xdg-open ran") { !opener.openedURLs.isEmpty }
+        #expect(opener.openedURLs == [portal.portalPage])
+        #expect(warnings().count == 1, "one warning per session")
         #expect(await fixture.stop() == 0)
     }
 
