@@ -136,6 +136,15 @@ final class CaptivePortalLab: @unchecked Sendable {
         #expect(try fixture.statusJSON()["captive_portal"] as? [String: Any] != nil, "status --json shows it")
         #expect(opener.openedURLs.isEmpty, "nothing is opened without a click")
 
+        // The venue's page is offered in the menu, and opened on a click only.
+        let venue = "https://\(portal.lab.hostAddress):8443/venue"
+        await Harness.waitUntil("the menu offers the venue's page") {
+            ((try? watcher.menu(of: name, path: "/StatusNotifierItem/Menu")) ?? nil)?.labels.contains("Venue information") == true
+        }
+        #expect(opener.openedURLs.isEmpty)
+        #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Venue information"]).status == 0)
+        await Harness.waitUntil(timeout: .seconds(5), "xdg-open ran for the venue") { opener.openedURLs == [venue] }
+
         // Signed in: the API says so with time left; the click asks it again at once.
         try portal.answer(#"{"captive": false, "user-portal-url": "\#(portal.portalPage)", "seconds-remaining": 3}"#)
         await Harness.waitUntil("the menu offers the sign-in page") {
@@ -143,8 +152,8 @@ final class CaptivePortalLab: @unchecked Sendable {
         }
         #expect(try watcher.host(["click", name, "/StatusNotifierItem/Menu", "Open sign-in page"]).status == 0)
         let clicked = ContinuousClock.now
-        await Harness.waitUntil(timeout: .seconds(5), "xdg-open ran") { !opener.openedURLs.isEmpty }
-        #expect(opener.openedURLs == [portal.portalPage])
+        await Harness.waitUntil(timeout: .seconds(5), "xdg-open ran") { opener.openedURLs.count == 2 }
+        #expect(opener.openedURLs == [venue, portal.portalPage])
         #expect(await fixture.waitForState("online", timeout: .seconds(4)), "\(fixture.daemonLog)")
         let back = ContinuousClock.now - clicked
         #expect(back <= .seconds(2), "online \(back) after signing in")

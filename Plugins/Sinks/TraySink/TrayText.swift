@@ -18,6 +18,7 @@ enum TrayText {
     static var openLog: String { trayText("Open log") }
     static var openReport: String { trayText("Open report") }
     static var signIn: String { trayText("Open sign-in page") }
+    static var venue: String { trayText("Venue information") }
     /// The item's title, for hosts that list their items by name.
     static let title = "Lifeline"
 
