@@ -65,13 +65,15 @@ final class CaptivePortalLab: @unchecked Sendable {
         return Int64(out.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "") ?? 0
     }
 
-    /// netlink and the probe (with the lab's CA), debounced briefly, `sinks`, and `extra` TOML after them.
-    func config(sinks: [String] = ["log"], netlinkExtra: String = "", extra: String = "") -> String {
-        """
+    /// netlink and the probe (with the lab's CA), debounced briefly (or as by
+    /// default: `defaultDebounce`), `sinks`, and `extra` TOML after them.
+    func config(sinks: [String] = ["log"], netlinkExtra: String = "", extra: String = "", defaultDebounce: Bool = false) -> String {
+        (defaultDebounce ? "" : """
         [debounce]
         down = "200ms"
         up = "100ms"
 
+        """) + """
         [[monitor]]
         kind = "netlink"
         \(netlinkExtra)
@@ -86,10 +88,11 @@ final class CaptivePortalLab: @unchecked Sendable {
         """ + sinks.map { "[[sink]]\nkind = \"\($0)\"\n" }.joined(separator: "\n") + extra
     }
 
-    func start(sinks: [String] = ["log"], netlinkExtra: String = "", extra: String = "",
+    func start(sinks: [String] = ["log"], netlinkExtra: String = "", extra: String = "", defaultDebounce: Bool = false,
                environment: [String: String] = [:]) async throws -> DaemonFixture {
-        let fixture = try ProbeTests().startDaemon(lab, config: config(sinks: sinks, netlinkExtra: netlinkExtra, extra: extra),
-                                                   environment: environment)
+        let fixture = try ProbeTests().startDaemon(
+            lab, config: config(sinks: sinks, netlinkExtra: netlinkExtra, extra: extra, defaultDebounce: defaultDebounce),
+            environment: environment)
         #expect(await fixture.waitForState("online", timeout: .seconds(10)), "\(fixture.daemonLog)")
         return fixture
     }
@@ -111,7 +114,8 @@ final class CaptivePortalLab: @unchecked Sendable {
         let portal = try CaptivePortalLab()
         let opener = try SignInPageTests.Portal()  // its stand-in xdg-open only
         let bus = try PrivateBus()
-        let fixture = try await portal.start(sinks: ["log", "tray"], environment: opener.environment(bus.environment))
+        // The default debounce (2 s down): the network's own word is published at once all the same.
+        let fixture = try await portal.start(sinks: ["log", "tray"], defaultDebounce: true, environment: opener.environment(bus.environment))
         defer { fixture.stopNow() }
         let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
         try await watcher.start()

@@ -6,7 +6,8 @@ import Synchronization
 /// Asks the captive-portal API (RFC 8908) that the network announced on the
 /// path (the link monitor puts the announcement on it), and says what it
 /// answered: `captive: true` is published as `portal` at once, without
-/// waiting for a probe; otherwise the probe is asked at once and decides
+/// waiting for a probe or the debounce window (the network's own word is no
+/// flap); otherwise the probe is asked at once and decides
 /// whether the internet answers, its verdict carrying the API's answer
 /// (`annotate`).
 ///
@@ -186,7 +187,7 @@ final class CaptivePortalAPI: Sendable {
                                        reason: Self.reason(read.portal))
                 seen.diagnosis = .portal
                 seen.captivePortal = read.portal
-                handle.publish(seen, measuredOn: path)
+                handle.publishStated(seen, measuredOn: path)
                 return nil
             }
             probe()
