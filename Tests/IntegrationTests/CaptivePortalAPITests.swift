@@ -109,13 +109,14 @@ final class CaptivePortalLab: @unchecked Sendable {
 }
 
 @Suite(.serialized) struct CaptivePortalAPITests {
-    @Test(.requires(CaptivePortalLab.requirement, CaptivePortalLab.scapy, TrayWatcher.requirement))
+    @Test(.requires(CaptivePortalLab.requirement, CaptivePortalLab.scapy, TrayWatcher.requirement, .tools(["gdbus"])))
     func anAnnouncedPortalIsPublishedWithinASecondAndSigningInOpensItsPage() async throws {
         let portal = try CaptivePortalLab()
         let opener = try SignInPageTests.Portal()  // its stand-in xdg-open only
         let bus = try PrivateBus()
         // The default debounce (2 s down): the network's own word is published at once all the same.
-        let fixture = try await portal.start(sinks: ["log", "tray"], defaultDebounce: true, environment: opener.environment(bus.environment))
+        let fixture = try await portal.start(sinks: ["log", "tray", "dbus"], defaultDebounce: true,
+                                             environment: opener.environment(bus.environment))
         defer { fixture.stopNow() }
         let watcher = TrayWatcher(bus: bus, log: URL(fileURLWithPath: fixture.path("watcher.jsonl")))
         try await watcher.start()
@@ -138,6 +139,11 @@ final class CaptivePortalLab: @unchecked Sendable {
         #expect(shown["user_portal_url"] as? String == portal.portalPage)
         #expect(portal.apiRequests.first?.hasSuffix("accept=application/captive+json") == true, "\(portal.apiRequests)")
         #expect(try fixture.statusJSON()["captive_portal"] as? [String: Any] != nil, "status --json shows it")
+        let property = try Harness.run(["gdbus", "call", "--session", "--dest", "org.lifeline.Lifeline1", "--object-path",
+                                        "/org/lifeline/Lifeline1", "--method", "org.freedesktop.DBus.Properties.Get",
+                                        "org.lifeline.Lifeline1", "CaptivePortal"], environment: bus.environment).stdout
+        #expect(property.contains("'source': <'ra'>") && property.contains("'captive': <true>")
+                && property.contains("'user_portal_url': <'\(portal.portalPage)'>"), "\(property)")
         #expect(opener.openedURLs.isEmpty, "nothing is opened without a click")
 
         // The venue's page is offered in the menu, and opened on a click only.
