@@ -25,6 +25,10 @@ final class CaptivePortalAPI: Sendable {
         var interface: String
         var caFile: String?
         var spacing = Duration.seconds(2)
+        /// The spacing for a request a check asked for (the user opened the
+        /// sign-in page): short, so signing in is seen at once even right
+        /// after another request; the requests still come one at a time.
+        var askedSpacing = Duration.milliseconds(250)
         /// After a failed request, the next one waits this long.
         var retry = Duration.seconds(30)
     }
@@ -36,9 +40,25 @@ final class CaptivePortalAPI: Sendable {
         var problem = ""
     }
 
+    /// The probe's last verdict as it found it (before `annotate`), the path
+    /// it was measured on and when: a check that got through while the API
+    /// still said `captive: true`.
+    private struct Checked {
+        var observation: Observation
+        var path: LinkPath
+        var at: ContinuousClock.Instant
+    }
+
+    private let checked = Mutex<Checked?>(nil)
+    /// How long a check that got through speaks for the path once the API
+    /// says the user has signed in.
+    static let checkedFresh = Duration.seconds(5)
+
     private let known = Mutex(Known())
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
+    /// A check asked for the next request (`refetch(asked: true)`).
+    private let askedFor = Mutex(false)
     let settings: Settings
     let logger: Logger
 
@@ -51,8 +71,12 @@ final class CaptivePortalAPI: Sendable {
     /// What the probe's verdicts carry now.
     var portal: CaptivePortal? { known.withLock { $0.portal } }
 
-    /// Ask again now (or as soon as `spacing` allows).
-    func refetch() { wake.yield() }
+    /// Ask again now, or as soon as `spacing` allows (`askedSpacing` when a
+    /// check asked for it: the user opened the sign-in page, or asked).
+    func refetch(asked: Bool = false) {
+        if asked { askedFor.withLock { $0 = true } }
+        wake.yield()
+    }
 
     /// The probe's verdict with what the API said: its answer rides along.
     /// While the API says the user must sign in, the state is `portal`
@@ -61,7 +85,8 @@ final class CaptivePortalAPI: Sendable {
     /// host the portal lets through before sign-in (guest networks do that
     /// for well-known check servers). The API is then asked again (at most
     /// once per `spacing`): the user may have signed in some other way.
-    func annotate(_ observation: inout Observation) {
+    func annotate(_ observation: inout Observation, measuredOn path: LinkPath) {
+        checked.withLock { $0 = Checked(observation: observation, path: path, at: .now) }
         guard let portal else { return }
         observation.captivePortal = portal
         guard portal.saysCaptive, observation.state == .limited || observation.state == .online else { return }
@@ -137,10 +162,13 @@ final class CaptivePortalAPI: Sendable {
                         guard t == timer?.token, path.captivePortal != nil else { continue }
                     }
                     // At most one request per `spacing`: the rest wait for the timer.
-                    if let lastAsked, time.now() < lastAsked.advanced(by: self.settings.spacing) {
-                        schedule(after: lastAsked.advanced(by: self.settings.spacing).offset - time.now().offset)
+                    let asked = self.askedFor.withLock { $0 }
+                    let spacing = asked ? self.settings.askedSpacing : self.settings.spacing
+                    if let lastAsked, time.now() < lastAsked.advanced(by: spacing) {
+                        schedule(after: lastAsked.advanced(by: spacing).offset - time.now().offset)
                         continue
                     }
+                    self.askedFor.withLock { $0 = false }
                     lastAsked = time.now()
                     guard let next = await self.ask(on: path, handle: handle, fetch: fetch, probe: probe) else { continue }
                     schedule(after: next)
@@ -189,6 +217,15 @@ final class CaptivePortalAPI: Sendable {
                 seen.captivePortal = read.portal
                 handle.publishStated(seen, measuredOn: path)
                 return nil
+            }
+            // Signed in: a check that got through moments ago (the API still
+            // said captive then) is the probe's answer now, so `online` need
+            // not wait for the next round, which the probe's pace may hold back.
+            if let last = checked.withLock({ $0 }), last.path.generation == path.generation,
+               last.observation.state == .online, last.at.duration(to: .now) <= Self.checkedFresh {
+                var seen = last.observation
+                annotate(&seen, measuredOn: last.path)
+                handle.publish(seen, measuredOn: last.path)
             }
             probe()
             guard let seconds = read.portal.secondsRemaining else { return nil }

@@ -216,7 +216,7 @@ public struct ProbeMonitor: Monitor {
                 for await _ in requests {
                     scheduler.trigger(.request)
                     // A check after the sign-in page was opened: the API knows first.
-                    api.refetch()
+                    api.refetch(asked: true)
                 }
             }
             group.addTask {
@@ -311,7 +311,7 @@ public struct ProbeMonitor: Monitor {
             $0.record(families: outcomes.map { ($0.0.rawValue, $0.1.outcome) }, interface: interface, path: path.generation,
                       afterStall: stallNote)
         }
-        api?.annotate(&observation)
+        api?.annotate(&observation, measuredOn: path)
         for (family, round) in outcomes {
             context.logger.debug("probe (\(cause), \(family)): \(round.verdicts.map { "\($0.url): \($0.outcome)" })")
         }
