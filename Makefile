@@ -36,6 +36,8 @@ TEST_PACKAGES = $(BUILD_PACKAGES) iproute2 procps python3 dbus-daemon dbus-bin l
 TEST_PACKAGES += dbus-system-bus-common
 # The prometheus sink's file is read back with Prometheus' own parser.
 TEST_PACKAGES += python3-prometheus-client
+# Router Advertisements carrying the captive-portal option (type 37) are built with scapy.
+TEST_PACKAGES += python3-scapy
 # libcurl's OpenSSL flavour: the probe loads it when libcurl-gnutls.so.4 is missing.
 TEST_PACKAGES += libcurl4
 # The diagnosis tests answer DNS with dnsmasq.

@@ -43,7 +43,7 @@ let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "sw
 let plugins: [Target] = [
     monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
     monitor("NetlinkMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CNetlink", logging]),
-    monitor("ProbeMonitor", ["LifelineCore", "LifelineNet"]),
+    monitor("ProbeMonitor", ["LifelineCore", "LifelineNet", "LifelineFormats", logging]),
     monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
     monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
     sink("LogSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),

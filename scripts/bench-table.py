@@ -116,6 +116,15 @@ def first_verdict(outage):
     return read
 
 
+def captive_api(path):
+    """`bench/captive-api.sh`'s median from the portal starting to `portal` published, for one path."""
+    def read(text):
+        part = section(text, "-- time from the portal starting")
+        m = re.search(r"^%s\s+(\d+);" % re.escape(path), part, re.M)
+        return seconds(int(m.group(1))) if m else None
+    return read
+
+
 def idle_threads(heading):
     def read(text):
         part = section(text, heading)
@@ -202,6 +211,10 @@ ROWS = [
      first_verdict("refused")),
     ("detection", "first verdict on a new path, every endpoint dark (staggered; sequential)", "—", "endpoints",
      first_verdict("all-dark")),
+    ("detection", "a portal that announces its API (RA option 37) → `portal` published", "≤ 3 s", "captive-api",
+     captive_api("announced (RA option 37, API)")),
+    ("detection", "the same portal, probe only (the check redirected) → `portal` published", "—", "captive-api",
+     captive_api("probe only (the check redirected)")),
     ("recovery", "blackhole lifted, traffic flowing → `online` published", "≤ 2 s", "gnetworkmonitor",
      gnm("blackhole lifted, traffic flowing", 0)),
     ("recovery", "the same in `bench/probe.sh`'s lab (netlink and probe monitors, 20 UDP packets/s)", "≤ 2 s", "probe", rounds_probe(1)),

@@ -56,6 +56,11 @@ static const uint32_t LL_RTMGRP_IPV6_ROUTE = RTMGRP_IPV6_ROUTE;
 static const uint32_t LL_RTMGRP_IPV4_RULE = RTMGRP_IPV4_RULE;
 // IPv6 rules have no RTMGRP_ bit: the group is joined with NETLINK_ADD_MEMBERSHIP.
 static const int LL_RTNLGRP_IPV6_RULE = RTNLGRP_IPV6_RULE;
+// Router Advertisement options the kernel does not use itself (the captive
+// portal's, option 37) come on this group, one RTM_NEWNDUSEROPT per option.
+static const int LL_RTNLGRP_ND_USEROPT = RTNLGRP_ND_USEROPT;
+static const uint16_t LL_RTM_NEWNDUSEROPT = RTM_NEWNDUSEROPT;
+static const uint32_t LL_SIZEOF_NDUSEROPTMSG = sizeof(struct nduseroptmsg);
 
 // Message types and flags.
 static const uint16_t LL_NLMSG_NOOP = NLMSG_NOOP;

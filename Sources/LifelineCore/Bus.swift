@@ -161,6 +161,19 @@ public final class Bus: BusControl, Sendable {
         if wantsCheck { requestCheck() }
     }
 
+    /// Publishes a verdict the network itself stated (its captive-portal API's
+    /// `captive: true`) and, when it is the one waiting for its window, at
+    /// once: the debounce guards against a flap that a measurement can show,
+    /// and a network's own word is no flap (the API is asked at most once per 2 s).
+    func publishStated(_ observation: Observation, slot: StatePipeline.Slot, measuredOn: LinkPath) {
+        publish(observation, slot: slot, measuredOn: measuredOn)
+        state.withLock { s in
+            let step = s.pipeline.flush(at: time.now(), wallClock: wallClock)
+            s.post(step.posts)
+            rearm(&s, for: step.deadline)
+        }
+    }
+
     /// The path now and after every change, for a monitor that measures on it.
     func pathChanges() -> AsyncStream<LinkPath> {
         let (stream, continuation) = AsyncStream<LinkPath>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -324,8 +337,13 @@ public final class Bus: BusControl, Sendable {
 
     // MARK: Sign-in page
 
+    /// The network's own sign-in page where its captive-portal API named one
+    /// (the probe keeps only an https:// one), else the probe's check page.
     public var signInPage: String? {
-        state.withLock { s in s.signInPages.min { $0.key < $1.key }?.value }
+        state.withLock { s in
+            if let url = s.pipeline.current.captivePortal?.userPortalURL, url.lowercased().hasPrefix("https://") { return url }
+            return s.signInPages.min { $0.key < $1.key }?.value
+        }
     }
 
     func announceSignInPage(_ url: String?, slot: StatePipeline.Slot) {

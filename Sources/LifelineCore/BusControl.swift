@@ -24,8 +24,9 @@ public protocol BusControl: Sendable {
     func reportNotificationServer(present: Bool)
     /// The job board (`lifeline run`'s commands), nil where there is none.
     var jobs: JobControl? { get }
-    /// The page a captive portal intercepts (the probe's first check URL,
-    /// plain http://), nil when no probe announced one.
+    /// The network's sign-in page as its captive-portal API named it
+    /// (https:// only), else the page a captive portal intercepts (the
+    /// probe's first check URL, plain http://); nil when neither is known.
     var signInPage: String? { get }
     /// "Open sign-in page": starts the desktop's browser on `signInPage` and
     /// checks again soon and often, so signing in is seen within seconds.

@@ -98,6 +98,8 @@ public enum Decision {
                     v.underneath = link.underneath
                     v.underneathKind = link.underneathKind
                 }
+                // The announcement is the link monitor's; the probe adds the API's answer.
+                if v.captivePortal == nil, v.interface == link.interface { v.captivePortal = link.captivePortal }
             }
             return named(v, by: observation(newestNamed))
         }
@@ -134,7 +136,9 @@ public enum Decision {
                 newestUsableLink = input
             }
         }
-        return LinkPath(interface: newestUsableLink?.observation.interface, known: newestLink != nil)
+        var path = LinkPath(interface: newestUsableLink?.observation.interface, known: newestLink != nil)
+        path.captivePortal = newestUsableLink?.observation.captivePortal
+        return path
     }
 
     private static func verdict(from o: Observation, state: ConnectivityState, metered: Bool?) -> Verdict {
@@ -149,6 +153,7 @@ public enum Decision {
         if state != .offline {
             v.underneath = o.underneath
             v.underneathKind = o.underneathKind
+            v.captivePortal = o.captivePortal
         }
         return v
     }

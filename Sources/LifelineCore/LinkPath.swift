@@ -10,6 +10,10 @@ public struct LinkPath: Sendable, Equatable {
     public var known: Bool
     /// Grows by one whenever `known`, usability or the interface changes.
     public var generation: UInt64
+    /// The captive-portal API the network announced on `interface`, if any
+    /// (what the probe asks). It changes without a new `generation`: the
+    /// route is the same, and so are the verdicts measured on it.
+    public var captivePortal: CaptivePortal?
 
     public init(interface: String? = nil, known: Bool = false, generation: UInt64 = 0) {
         self.interface = interface

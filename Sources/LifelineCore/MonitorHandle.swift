@@ -16,6 +16,12 @@ public struct MonitorHandle: Sendable {
         bus.publish(observation, slot: slot, measuredOn: path)
     }
 
+    /// Publishes what the network itself stated on `path` (its captive-portal
+    /// API says the user must sign in): at once, without the debounce window.
+    public func publishStated(_ observation: Observation, measuredOn path: LinkPath) {
+        bus.publishStated(observation, slot: slot, measuredOn: path)
+    }
+
     /// The path now: which interface carries the default route, if any.
     public var path: LinkPath { bus.path }
 

@@ -30,6 +30,10 @@ public struct Observation: Sendable, Equatable {
     public var underneath: String = ""
     /// The kind of `underneath`.
     public var underneathKind: InterfaceKind = .none
+    /// The network's captive-portal API on `interface`, where one was
+    /// announced: the announcement from a link monitor, with the API's
+    /// answer from the probe.
+    public var captivePortal: CaptivePortal?
 
     public init(
         role: ObservationRole,

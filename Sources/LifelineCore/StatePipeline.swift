@@ -198,8 +198,14 @@ public struct StatePipeline: Sendable {
     /// unknown until measured again.
     private mutating func updatePath() -> Bool {
         let route = Decision.route(inputs.lazy.compactMap { $0 })
-        guard !route.sameRoute(as: path) else { return false }
+        guard !route.sameRoute(as: path) else {
+            // A new announcement on the same route: whoever asks the API must hear of it.
+            guard route.captivePortal != path.captivePortal else { return false }
+            path.captivePortal = route.captivePortal
+            return true
+        }
         path = LinkPath(interface: route.interface, known: route.known, generation: path.generation + 1)
+        path.captivePortal = route.captivePortal
         for slot in remeasures.indices where remeasures[slot] {
             inputs[slot * 2 + ObservationRole.reachability.rawValue] = nil
         }
@@ -257,6 +263,7 @@ public struct StatePipeline: Sendable {
             current.families = v.families
             current.underneath = v.underneath
             current.underneathKind = v.underneathKind
+            current.captivePortal = v.captivePortal
             isTransition = false
         case .transition(let v, let heldSince):
             let heldFor = heldSince.duration(to: now)
@@ -271,6 +278,7 @@ public struct StatePipeline: Sendable {
             current.families = v.families
             current.underneath = v.underneath
             current.underneathKind = v.underneathKind
+            current.captivePortal = v.captivePortal
             outages.note(current)
             isTransition = true
         }

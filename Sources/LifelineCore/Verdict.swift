@@ -15,6 +15,8 @@ public struct Verdict: Sendable, Equatable {
     public var underneath: String = ""
     /// The kind of `underneath`.
     public var underneathKind: InterfaceKind = .none
+    /// The network's captive-portal API on `interface`, where one was announced.
+    public var captivePortal: CaptivePortal?
 
     public init(
         state: ConnectivityState, interface: String = "", kind: InterfaceKind = .none,

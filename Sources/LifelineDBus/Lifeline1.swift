@@ -58,6 +58,8 @@ public enum Lifeline1 {
         if !e.underneath.isEmpty {
             fields += [("underneath", .string(e.underneath)), ("underneath_kind", .string(e.underneathKind.rawValue))]
         }
+        // Only where a network announced one, as in the event's JSON.
+        if let portal = e.captivePortal { fields.append(("captive_portal", captivePortalValue(portal))) }
         return fields
     }
 
@@ -105,6 +107,7 @@ public enum Lifeline1 {
         event.families = families(from: fields["families"])
         event.underneath = fields["underneath"]?.string ?? ""
         event.underneathKind = fields["underneath_kind"]?.string.flatMap(InterfaceKind.init(rawValue:)) ?? .none
+        event.captivePortal = captivePortal(from: fields["captive_portal"])
         return event
     }
 
@@ -123,7 +126,7 @@ public enum Lifeline1 {
                 .init("GetStatus", outputs: [.init("status", "a{sv}")], handler: getStatus),
                 .init("Mute", inputs: [.init("seconds", "u")], handler: mute),
             ] + jobMethods(jobs),
-            properties: (propertySignatures + [jobsSignature]).map { p in
+            properties: (propertySignatures + [jobsSignature, captivePortalSignature]).map { p in
                 .init(p.name, p.signature) { property(p.name) }
             },
             signals: [

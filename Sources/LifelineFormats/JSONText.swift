@@ -35,6 +35,18 @@ public enum JSONText {
         "{" + f.entries.map { quote($0.family) + ":" + quote($0.state.rawValue) }.joined(separator: ",") + "}"
     }
 
+    /// `{"api":"https://…","source":"ra","captive":true,…}`: the keys the API gave.
+    public static func captivePortal(_ p: CaptivePortal) -> String {
+        "{" + p.members.map { member in
+            let value = switch member.value {
+            case .string(let s): quote(s)
+            case .bool(let b): b ? "true" : "false"
+            case .integer(let n): String(n)
+            }
+            return quote(member.name) + ":" + value
+        }.joined(separator: ",") + "}"
+    }
+
     /// One object with every field of an event, in the documented order (the
     /// log, the state file and `status --json` all print this).
     public static func object(_ e: StateEvent, extra: [(String, String)] = []) -> String {
@@ -56,6 +68,8 @@ public enum JSONText {
         if !e.underneath.isEmpty {
             fields += [("underneath", quote(e.underneath)), ("underneath_kind", quote(e.underneathKind.rawValue))]
         }
+        // Only where a network announced a captive-portal API.
+        if let portal = e.captivePortal { fields.append(("captive_portal", captivePortal(portal))) }
         fields += extra
         return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }

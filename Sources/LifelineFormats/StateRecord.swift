@@ -55,6 +55,7 @@ public struct StateRecord: Sendable, Equatable {
         // Written since the layered diagnosis; older files and log lines lack them.
         var diagnosis = Diagnosis.none, families = FamilyStates(), familiesValid = true
         var underneath = "", underneathKind = InterfaceKind.none  // written since VPNs are told apart
+        var captivePortal: CaptivePortal?  // only where a network announced one
         let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
             switch (key, value) {
             case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
@@ -72,6 +73,7 @@ public struct StateRecord: Sendable, Equatable {
             case ("diagnosis", .string(let s)): diagnosis = Diagnosis(rawValue: s) ?? .none
             case ("underneath", .string(let s)): underneath = s
             case ("underneath_kind", .string(let s)): underneathKind = InterfaceKind(rawValue: s) ?? .none
+            case ("captive_portal", .nested(let text)): captivePortal = parseCaptivePortal(text)
             case ("families", .nested(let text)):
                 if let f = parseFamilies(text) { families = f } else { familiesValid = false }
             default: break
@@ -89,7 +91,23 @@ public struct StateRecord: Sendable, Equatable {
         event.families = families
         event.underneath = underneath
         event.underneathKind = underneathKind
+        event.captivePortal = captivePortal
         return (event, (pid, mutedUntil))
+    }
+
+    /// The `captive_portal` object `JSONText.captivePortal` writes; nil when it
+    /// is not one (a crafted file: no `api` or `source`, a mistyped member).
+    public static func parseCaptivePortal(_ bytes: [UInt8]) -> CaptivePortal? {
+        var members: [(name: String, value: CaptivePortal.Value)] = []
+        let wellFormed = FlatJSON.forEachMember(bytes) { key, value in
+            switch value {
+            case .string(let s): members.append((key, .string(s)))
+            case .bool(let b): members.append((key, .bool(b)))
+            case .number: if let n = value.int64 { members.append((key, .integer(n))) }
+            default: break
+            }
+        }
+        return wellFormed ? CaptivePortal(members: members) : nil
     }
 
     /// `{"ipv4":"online","ipv6":"limited"}`; nil when it is not an object of

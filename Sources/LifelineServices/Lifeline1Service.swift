@@ -198,7 +198,8 @@ public final class Lifeline1Service: SessionBusObject {
 
     private func currentProperties(_ s: State) -> [(String, BusValue)] {
         Lifeline1.properties(s.event, mutedUntil: Self.effectiveMute(s.mutedUntil))
-            + [(Lifeline1.jobsSignature.name, Lifeline1.jobsValue(s.jobs))]
+            + [(Lifeline1.jobsSignature.name, Lifeline1.jobsValue(s.jobs)),
+               (Lifeline1.captivePortalSignature.name, Lifeline1.captivePortalValue(s.event.captivePortal))]
     }
 
     /// Emits `PropertiesChanged` for what differs from what clients were told.

@@ -48,7 +48,10 @@ struct DiagnoseCommand: ParsableCommand {
             throw ExitCode.validationFailure
         }
         let report = LayerWalk.run(urls: url.map { [$0] } ?? probe.url.list, timeout: wait, expecting: probe.expectedReply)
-        print(json ? Self.json(report) : Self.checklist(report, marks: Marks.forLocale(), .user), terminator: "")
+        // What the network announced, as the running daemon last heard it and its API last answered.
+        let portal = CurrentState.read()?.event.captivePortal
+        print(json ? Self.json(report, portal: portal) : Self.checklist(report, marks: Marks.forLocale(), .user, portal: portal),
+              terminator: "")
         throw ExitCode(report.state == .online ? 0 : 1)
     }
 
@@ -99,7 +102,7 @@ struct DiagnoseCommand: ParsableCommand {
     /// One block per family, one line per layer, then the verdict. The labels and
     /// the verdict are in the language of `t`; each check's detail (addresses,
     /// hosts, the system's error) is shown as measured.
-    static func checklist(_ r: LayerWalk.Report, marks: Marks, _ t: Translator = .english) -> String {
+    static func checklist(_ r: LayerWalk.Report, marks: Marks, _ t: Translator = .english, portal: CaptivePortal? = nil) -> String {
         var out = ""
         var family = ""
         let width = max(marks.ok.count, marks.fail.count, marks.skipped.count)
@@ -121,6 +124,7 @@ struct DiagnoseCommand: ParsableCommand {
                 + TerminalText.visible(endpoint.url) + ": " + t.stateName(endpoint.state) + ", "
                 + TerminalText.visible(endpoint.detail) + "  " + Self.millis(endpoint.milliseconds) + "\n"
         }
+        if let portal { out += captivePortalLines(portal, t) }
         var verdict = StateEvent(state: r.state, previous: .unknown, since: 0, reason: r.reason, sequence: 0)
         verdict.diagnosis = r.diagnosis
         verdict.families = r.families
@@ -128,6 +132,21 @@ struct DiagnoseCommand: ParsableCommand {
         let state = t.stateName(r.state)
         out += (reason.isEmpty ? state : t.tr("{state}: {reason}", ["state": state, "reason": TerminalText.visible(reason)]))
             + "\n"
+        return out
+    }
+
+    /// The network's captive-portal announcement and its API's last answer, as the daemon holds them.
+    static func captivePortalLines(_ p: CaptivePortal, _ t: Translator = .english) -> String {
+        var out = "Captive-portal API" + "\n"
+        out += "  " + TerminalText.visible(p.api) + " (" + p.source.rawValue + ")\n"
+        guard let captive = p.captive else { return out + "  no answer" + "\n" }
+        var answer = [captive ? "captive" : "not captive"]
+        if let s = p.secondsRemaining { answer.append("\(s) s left") }
+        if let b = p.bytesRemaining { answer.append("\(b) bytes left") }
+        if p.canExtendSession == true { answer.append("can extend") }
+        out += "  " + answer.joined(separator: ", ") + "\n"
+        if let url = p.userPortalURL { out += "  sign in: " + TerminalText.visible(url) + "\n" }
+        if let url = p.venueInfoURL { out += "  venue: " + TerminalText.visible(url) + "\n" }
         return out
     }
 
@@ -154,7 +173,7 @@ struct DiagnoseCommand: ParsableCommand {
         }
     }
 
-    static func json(_ r: LayerWalk.Report) -> String {
+    static func json(_ r: LayerWalk.Report, portal: CaptivePortal? = nil) -> String {
         let checks = r.steps.map { s in
             "{" + [
                 ("family", JSONText.quote(s.family)), ("layer", JSONText.quote(s.layer.rawValue)),
@@ -168,11 +187,12 @@ struct DiagnoseCommand: ParsableCommand {
                 ("detail", JSONText.quote(e.detail)), ("ms", JSONText.number((e.milliseconds * 10).rounded() / 10)),
             ].map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
         }
-        return "{" + [
+        let portalField = portal.map { [("captive_portal", JSONText.captivePortal($0))] } ?? []
+        return "{" + ([
             ("state", JSONText.quote(r.state.rawValue)), ("diagnosis", JSONText.quote(r.diagnosis.rawValue)),
             ("reason", JSONText.quote(r.reason)), ("families", JSONText.families(r.families)),
             ("checks", "[" + checks.joined(separator: ",") + "]"),
             ("endpoints", "[" + endpoints.joined(separator: ",") + "]"),
-        ].map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}\n"
+        ] + portalField).map { JSONText.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}\n"
     }
 }

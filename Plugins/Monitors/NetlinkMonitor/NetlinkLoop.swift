@@ -3,6 +3,7 @@ import Glibc
 import LifelineCore
 import LifelineNet
 import Logging
+import Synchronization
 
 /// The socket side of the monitor: a plain `poll()` loop on its own thread
 /// (measured the leanest: one thread, no wake-ups while nothing happens) over the
@@ -24,6 +25,9 @@ final class NetlinkLoop: @unchecked Sendable {
         var kinds: InterfaceKinds
         /// At most one re-dump per interval while overflows keep coming.
         var redumpInterval: Duration = .milliseconds(500)
+        /// How long a Router Advertisement's captive-portal option stands
+        /// after the last RA that carried it.
+        var announcementLifetime: Duration = .seconds(1800)
     }
 
     private let settings: Settings
@@ -31,6 +35,9 @@ final class NetlinkLoop: @unchecked Sendable {
     private let events: NetlinkSocket
     private let dumps: NetlinkSocket
     private let wakeup: Wakeup
+    /// Signalled when networkd's link state files changed (`networkd(_:)`).
+    private let nudge: Wakeup
+    private let networkdFound = Mutex<[Int32: CaptivePortalOption]?>(nil)
     private let buffer: UnsafeMutableRawBufferPointer
 
     // Thread-confined state.
@@ -43,6 +50,7 @@ final class NetlinkLoop: @unchecked Sendable {
     private var tunnelCache: (index: Int32, name: String, naming: Naming)?
     /// Interfaces whose link and address events pass the socket filter.
     private var watched: Set<Int32> = []
+    private var announcements: Announcements
 
     private struct VerdictKey: Equatable {
         var state: ConnectivityState
@@ -51,11 +59,14 @@ final class NetlinkLoop: @unchecked Sendable {
         /// While offline, the layer missing: a cable plugged in without an
         /// address yet is news (carrier → address).
         var diagnosis: Diagnosis
+        /// The captive-portal API announced on the primary interface.
+        var captivePortal: CaptivePortal?
     }
 
     init(settings: Settings, logger: Logger) throws(NetlinkSocket.Failure) {
         self.settings = settings
         self.logger = logger
+        announcements = Announcements(lifetime: settings.announcementLifetime)
         // Rules too: a VPN that steers the internet's traffic by policy routing
         // (`wg-quick`, NetworkManager's WireGuard) leaves the main table's
         // default route alone and adds rules.
@@ -64,8 +75,11 @@ final class NetlinkLoop: @unchecked Sendable {
         events = try NetlinkSocket(groups: groups, nonBlocking: true, receiveBuffer: settings.receiveBuffer)
         // A kernel without IPv6 has no such group; IPv4 rules still count.
         try? events.join(group: LL_RTNLGRP_IPV6_RULE)
+        // The RA options the kernel passes on (the captive portal's): no privilege needed.
+        try? events.join(group: LL_RTNLGRP_ND_USEROPT)
         dumps = try NetlinkSocket(groups: 0, nonBlocking: true)
         wakeup = try Wakeup()
+        nudge = try Wakeup()
         try events.attach(EventFilter.program(watching: []))
         // Large enough for any rtnetlink datagram (the kernel caps them at 32 KiB).
         buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
@@ -75,6 +89,12 @@ final class NetlinkLoop: @unchecked Sendable {
 
     /// Makes `run` return soon; safe from any thread, more than once.
     func stop() { wakeup.signal() }
+
+    /// What networkd's link state files announce now; safe from any thread.
+    func networkd(_ found: [Int32: CaptivePortalOption]) {
+        networkdFound.withLock { $0 = found }
+        nudge.signal()
+    }
 
     /// Dumps, publishes the first verdict, then follows the kernel until `stop()`.
     func run(emit: (Event) -> Void) {
@@ -93,26 +113,39 @@ final class NetlinkLoop: @unchecked Sendable {
         try decide(check: false, emit: emit)
         var redumpPending = false
         var fds = [pollfd(fd: events.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: nudge.fd, events: Int16(POLLIN), revents: 0)]
         while true {
-            var timeout: Int32 = -1
-            if redumpPending {
-                let wait = clock.now.duration(to: lastDump.advanced(by: settings.redumpInterval))
-                // Rounded up: waking a fraction of a millisecond early would spin.
+            // Rounded up: waking a fraction of a millisecond early would spin.
+            func milliseconds(until instant: ContinuousClock.Instant) -> Int32 {
+                let wait = clock.now.duration(to: instant)
                 let ms = wait.components.seconds * 1000 + (wait.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-                timeout = max(0, Int32(clamping: ms))
+                return max(0, Int32(clamping: ms))
             }
-            fds[0].revents = 0
-            fds[1].revents = 0
-            if poll(&fds, 2, timeout) < 0 {
+            var timeout: Int32 = -1
+            if redumpPending { timeout = milliseconds(until: lastDump.advanced(by: settings.redumpInterval)) }
+            if let expiry = announcements.nextExpiry {
+                let ms = milliseconds(until: expiry)
+                timeout = timeout < 0 ? ms : min(timeout, ms)
+            }
+            for i in fds.indices { fds[i].revents = 0 }
+            if poll(&fds, nfds_t(fds.count), timeout) < 0 {
                 if errno == EINTR { continue }
                 throw NetlinkSocket.Failure(operation: "poll", errno: errno)
             }
             if fds[1].revents != 0 { return }
             var relevant = false
+            var announced = false
+            if fds[2].revents != 0 {
+                var count: UInt64 = 0
+                _ = read(nudge.fd, &count, 8)
+                if let found = networkdFound.withLock({ $0 }) { announced = announcements.networkd(found) }
+            }
+            if announcements.prune(links: table.links.keys, at: clock.now) { announced = true }
             if fds[0].revents != 0 {
-                let (touched, overflowed) = try drain()
+                let (touched, overflowed, heard) = try drain()
                 relevant = touched
+                announced = announced || heard
                 if overflowed, !redumpPending {
                     redumpPending = true
                     logger.warning("netlink: receive buffer overflowed (ENOBUFS), events were lost; re-dumping the kernel tables")
@@ -131,6 +164,9 @@ final class NetlinkLoop: @unchecked Sendable {
             } else if relevant {
                 try syncWatched(refreshAll: false)
                 try decide(check: true, emit: emit)
+            } else if announced {
+                // The probe asks the API itself when it hears of it from the path.
+                try decide(check: false, emit: emit)
             }
         }
     }
@@ -158,14 +194,17 @@ final class NetlinkLoop: @unchecked Sendable {
     }
 
     /// Reads every queued datagram. Returns whether any message touched the
-    /// decision and whether messages were lost.
-    private func drain() throws(NetlinkSocket.Failure) -> (relevant: Bool, overflowed: Bool) {
+    /// decision, whether messages were lost, and whether a captive-portal
+    /// announcement changed.
+    private func drain() throws(NetlinkSocket.Failure) -> (relevant: Bool, overflowed: Bool, announced: Bool) {
         var relevant = false
         var overflowed = false
+        var announced = false
+        let now = ContinuousClock.now
         while true {
             switch try events.receive(into: buffer) {
             case .wouldBlock:
-                return (relevant, overflowed)
+                return (relevant, overflowed, announced)
             case .overflow:
                 overflowed = true
             case .truncated(let length):
@@ -177,6 +216,12 @@ final class NetlinkLoop: @unchecked Sendable {
                 let result = NetlinkParser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 for problem in result.problems { logger.warning("netlink: malformed input: \(problem)") }
                 for message in result.messages {
+                    if case .ndUserOption(let option) = message.body {
+                        if let portal = option.captivePortal, announcements.heard(portal, on: option.index, at: now) {
+                            announced = true
+                        }
+                        continue
+                    }
                     if table.apply(message) { relevant = true }
                     if message.body == .ruleChanged || touchesPolicyTunnel(message) || Self.steersTraffic(message) {
                         tunnelCache = nil
@@ -273,6 +318,12 @@ final class NetlinkLoop: @unchecked Sendable {
             let n = naming(p)
             observation = Observation(role: .link, state: .online, interface: n.interface, kind: n.kind, reason: n.reason)
             (observation.underneath, observation.underneathKind) = (n.underneath, n.underneathKind)
+            // An announcement speaks for the link it came on, not for a tunnel over it.
+            if n.interface == p.name {
+                observation.captivePortal = announcements.portal(on: p.index) { reason in
+                    logger.warning("netlink: \(p.name): \(reason); not asked")
+                }
+            }
             lastPrimary = p
         } else {
             let (layer, reason) = table.offline(previous: lastPrimary, deprioritised: settings.deprioritised.matches)
@@ -281,7 +332,7 @@ final class NetlinkLoop: @unchecked Sendable {
             lastPrimary = nil
         }
         let key = VerdictKey(state: observation.state, interface: observation.interface, kind: observation.kind,
-                             diagnosis: observation.diagnosis)
+                             diagnosis: observation.diagnosis, captivePortal: observation.captivePortal)
         if key != publishedKey {
             publishedKey = key
             logger.debug("netlink: \(observation.state.rawValue) (\(observation.reason))")

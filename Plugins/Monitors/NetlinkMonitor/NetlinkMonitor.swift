@@ -26,6 +26,17 @@ import LifelinePlatform
 ///   interface that carries the only default route still counts.
 /// - `receive_buffer` (integer, bytes, default 0 = the kernel default): the
 ///   event socket's receive buffer. For tests that force an overflow.
+/// - `networkd_links` (string, default `"/run/systemd/netif/links"`): the
+///   folder of systemd-networkd's link state files, whose `CAPTIVE_PORTAL=`
+///   line names the captive-portal API a network announced; watched, never
+///   polled. `""` reads none.
+/// - `announcement_lifetime` (duration, default `"30m"`, RFC 4861's default
+///   router lifetime): how long a Router Advertisement's captive-portal
+///   option stands after the last RA that carried it.
+///
+/// The captive-portal API announced on the primary interface (an RA's option
+/// 37, which the kernel passes to any listener on `RTNLGRP_ND_USEROPT`, or
+/// networkd's link state) rides on the link observation; the probe asks it.
 public struct NetlinkMonitor: Monitor {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
@@ -35,10 +46,14 @@ public struct NetlinkMonitor: Monitor {
         public var ignore: [String] = Self.defaultIgnore
         /// Bytes; 0 keeps the kernel's default.
         public var receiveBuffer: Int = 0
+        public var networkdLinks = "/run/systemd/netif/links"
+        public var announcementLifetime = ConfigDuration.seconds(1800)
 
         enum CodingKeys: String, CodingKey {
             case ignore
             case receiveBuffer = "receive_buffer"
+            case networkdLinks = "networkd_links"
+            case announcementLifetime = "announcement_lifetime"
         }
 
         public func validate() throws(ConfigValueError) {
@@ -46,6 +61,10 @@ public struct NetlinkMonitor: Monitor {
                 throw ConfigValueError(key: "ignore", "patterns must not be empty")
             }
             try require("receive_buffer", receiveBuffer, in: 0...(1 << 30), unit: "bytes")
+            try require("announcement_lifetime", announcementLifetime, in: .seconds(1)...(.seconds(86400)))
+            guard networkdLinks.isEmpty || networkdLinks.hasPrefix("/") else {
+                throw ConfigValueError(key: "networkd_links", "must be an absolute path or \"\", got '\(networkdLinks)'")
+            }
         }
     }
 
@@ -70,9 +89,22 @@ public struct NetlinkMonitor: Monitor {
         let settings = NetlinkLoop.Settings(
             receiveBuffer: config.receiveBuffer > 0 ? config.receiveBuffer : nil,
             deprioritised: NamePatterns(patterns: config.ignore),
-            kinds: InterfaceKinds(sysfsRoot: sysfsRoot)
+            kinds: InterfaceKinds(sysfsRoot: sysfsRoot),
+            announcementLifetime: config.announcementLifetime.duration
         )
         let loop = try NetlinkLoop(settings: settings, logger: context.logger)
+        var networkd: FolderWatch?
+        if !config.networkdLinks.isEmpty {
+            let folder = config.networkdLinks
+            do {
+                networkd = try FolderWatch(directory: folder, threadName: "networkd-links") {
+                    loop.networkd(NetworkdLinks.read(folder: folder))
+                }
+            } catch {
+                context.logger.info("netlink: not watching \(folder) for captive-portal announcements: \(error)")
+            }
+        }
+        defer { networkd?.stop() }
         let thread = SerialThread(name: "netlink")
         defer { thread.stop() }
         // The loop's thread publishes straight into the bus (thread-safe, never

@@ -56,6 +56,13 @@ import Synchronization
 ///   probe. `any` probes each family that has a default route side by side
 ///   (one probe in flight per family): either answering is `online`, and a
 ///   family that fails meanwhile is named in the reason and in `families`.
+/// - `captive_portal_ca` (string, default `""`): a file of CA certificates to
+///   trust for the captive-portal API instead of the system's (a test's own CA).
+///
+/// Where the network announced a captive-portal API on the path (RFC 8910;
+/// the link monitor reads the announcement), the probe also asks that API
+/// (`CaptivePortalAPI`): `captive: true` is `portal` at once, and every
+/// verdict carries the API's answer.
 public struct ProbeMonitor: Monitor {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
@@ -88,6 +95,7 @@ public struct ProbeMonitor: Monitor {
         public var stall = ConfigDuration.seconds(3)
         public var interface = ""
         public var family = Family.any
+        public var captivePortalCA = ""
 
         enum CodingKeys: String, CodingKey {
             case url
@@ -97,6 +105,7 @@ public struct ProbeMonitor: Monitor {
             case interval
             case meteredInterval = "metered_interval"
             case timeout, failures, stall, interface, family
+            case captivePortalCA = "captive_portal_ca"
         }
 
         /// The `expect_*` keys as one value, for the check and `diagnose`'s walk.
@@ -132,6 +141,9 @@ public struct ProbeMonitor: Monitor {
             try require("metered_interval", meteredInterval, in: .seconds(1)...(.seconds(86400)))
             try require("stall", stall, in: .seconds(1)...(.seconds(3600)))
             try require("failures", failures, in: 1...100)
+            guard captivePortalCA.isEmpty || captivePortalCA.hasPrefix("/") else {
+                throw ConfigValueError(key: "captive_portal_ca", "must be an absolute path or \"\", got '\(captivePortalCA)'")
+            }
             guard interface.count <= 15, !interface.contains("/"), !interface.contains(where: { $0.isWhitespace }) else {
                 throw ConfigValueError(key: "interface", "is not an interface name: '\(interface)'")
             }
@@ -162,6 +174,13 @@ public struct ProbeMonitor: Monitor {
 
     public static func remeasuresReachability(_ config: Config) -> Bool { true }
 
+    /// The client of the network's captive-portal API, with this probe's settings.
+    var portalAPI: CaptivePortalAPI {
+        CaptivePortalAPI(settings: .init(timeout: config.timeout.duration, interface: config.interface,
+                                         caFile: config.captivePortalCA.isEmpty ? nil : config.captivePortalCA),
+                         logger: context.logger)
+    }
+
     func expectation(url: String) -> ProbeExpectation {
         ProbeExpectation(url: url, reply: config.expectedReply, timeout: config.timeout.duration)
     }
@@ -190,9 +209,18 @@ public struct ProbeMonitor: Monitor {
         if let page = SignInPage.url(for: config.url.list) { handle.announceSignInPage(page) }
         let requests = handle.checkRequests()
         let paths = handle.pathChanges()
+        let api = portalAPI
+        let apiPaths = handle.pathChanges()
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await _ in requests { scheduler.trigger(.request) }
+                for await _ in requests {
+                    scheduler.trigger(.request)
+                    // A check after the sign-in page was opened: the API knows first.
+                    api.refetch(asked: true)
+                }
+            }
+            group.addTask {
+                await api.run(handle: handle, paths: apiPaths, clock: clock, fetch: fetch) { scheduler.trigger(.request) }
             }
             group.addTask {
                 var last: LinkPath?
@@ -206,7 +234,7 @@ public struct ProbeMonitor: Monitor {
             }
             group.addTask {
                 await scheduler.run { cause in
-                    let online = await probeOnce(cause: cause, judge: judge, handle: handle)
+                    let online = await probeOnce(cause: cause, judge: judge, handle: handle, api: api)
                     // Read once a round: a link that turns metered is probed
                     // seldom from the next round on.
                     scheduler.setMetered(handle.metered)
@@ -217,7 +245,7 @@ public struct ProbeMonitor: Monitor {
     }
 
     /// One probe. Returns whether it got the expected reply, nil when skipped.
-    func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle) async -> Bool? {
+    func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle, api: CaptivePortalAPI? = nil) async -> Bool? {
         let path = handle.path
         guard let interface = probeInterface(on: path) else {
             context.logger.debug("no default route: probe skipped")
@@ -279,10 +307,11 @@ public struct ProbeMonitor: Monitor {
         if Task.isCancelled { return nil }
         var stallNote: String?
         if case .stall(let note) = cause { stallNote = note }
-        let observation = judge.state.withLock {
+        var observation = judge.state.withLock {
             $0.record(families: outcomes.map { ($0.0.rawValue, $0.1.outcome) }, interface: interface, path: path.generation,
                       afterStall: stallNote)
         }
+        api?.annotate(&observation, measuredOn: path)
         for (family, round) in outcomes {
             context.logger.debug("probe (\(cause), \(family)): \(round.verdicts.map { "\($0.url): \($0.outcome)" })")
         }

@@ -16,14 +16,32 @@ import Synchronization
 /// own). Whether a server is on the bus is reported to the core, so other sinks
 /// (tmux's display-message) stand in when there is none.
 ///
+/// Where the network's captive-portal API counts the session down, one toast
+/// before it ends (`SessionWarning`), with "Extend" where the API allows it.
+///
 /// Config keys:
 /// - `back_online` (bool, default true): show "Back online" when an outage ends.
+/// - `session_warning` (duration, default `"10m"`): the toast comes when this
+///   much of the session is left, by the API's `seconds-remaining`.
+/// - `session_warning_bytes` (integer, bytes, default 10000000): or when the
+///   API's `bytes-remaining` is at most this.
 public struct NotifySink: Sink {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
         public var backOnline = true
+        public var sessionWarning = ConfigDuration.seconds(600)
+        public var sessionWarningBytes = 10_000_000
 
-        enum CodingKeys: String, CodingKey { case backOnline = "back_online" }
+        enum CodingKeys: String, CodingKey {
+            case backOnline = "back_online"
+            case sessionWarning = "session_warning"
+            case sessionWarningBytes = "session_warning_bytes"
+        }
+
+        public func validate() throws(ConfigValueError) {
+            try require("session_warning", sessionWarning, in: .seconds(0)...(.seconds(86400)))
+            try require("session_warning_bytes", sessionWarningBytes, in: 0...(1 << 50), unit: "bytes")
+        }
     }
 
     public static let kind = "libnotify"
@@ -44,6 +62,8 @@ public struct NotifySink: Sink {
         case checkFinished
         /// The mute may have run out.
         case muteTimer
+        /// The session's warning may have fallen due.
+        case sessionTimer
     }
 
     public func run(updates: SinkUpdates) async throws {
@@ -77,6 +97,8 @@ public struct NotifySink: Sink {
         var latest: Update?
         var serverSeen = false
         var muteTimer: (until: Int64, task: Task<Void, Never>)?
+        var warning = SessionWarning(time: config.sessionWarning.duration, bytes: Int64(config.sessionWarningBytes))
+        var sessionTimer: (at: Int64, task: Task<Void, Never>)?
         for await next in inputs {
             let now = WallClock.micros()
             switch next {
@@ -84,6 +106,13 @@ public struct NotifySink: Sink {
                 guard let update = pending.take() else { continue }
                 latest = update
                 await apply(policy.take(update, now: now), to: notifier)
+                if let toast = warning.take(update.event, now: now), !update.isMuted(at: now) {
+                    await warn(toast, notifier: notifier)
+                }
+            case .sessionTimer:
+                if let latest, let toast = warning.due(latest.event, now: now), !latest.isMuted(at: now) {
+                    await warn(toast, notifier: notifier)
+                }
             case .muteTimer:
                 if let latest { await apply(policy.take(latest, now: now), to: notifier) }
             case .checkFinished:
@@ -119,8 +148,31 @@ public struct NotifySink: Sink {
                 timer.task.cancel()
                 muteTimer = nil
             }
+            // The session's end comes with no update: a timer of its own.
+            if let due = warning.dueAt, due > now {
+                if sessionTimer?.at != due {
+                    sessionTimer?.task.cancel()
+                    let wait = Duration.microseconds(due - now)
+                    sessionTimer = (due, Task {
+                        do { try await Task.sleep(for: wait) } catch { return }
+                        input.yield(.sessionTimer)
+                    })
+                }
+            } else if let timer = sessionTimer {
+                timer.task.cancel()
+                sessionTimer = nil
+            }
         }
         muteTimer?.task.cancel()
+        sessionTimer?.task.cancel()
+    }
+
+    /// The session's one warning: a short toast of its own, never the outage's.
+    private func warn(_ toast: Toast, notifier: Notifier) async {
+        context.logger.info("toast: \(toast.summary)")
+        do { try await notifier.showBackOnline(toast) } catch {
+            context.logger.warning("notification not shown: \(error)")
+        }
     }
 
     /// Why no server may be there on a first run: none can draw without a display.
@@ -159,7 +211,7 @@ public struct NotifySink: Sink {
 
     private func handle(action: String, checked: @escaping @Sendable () -> Void) {
         switch action {
-        case Toast.signInAction:
+        case Toast.signInAction, Toast.extendAction:
             context.logger.info("toast: open the sign-in page")
             context.control.openSignInPage()
         case "default", Toast.checkNowAction:

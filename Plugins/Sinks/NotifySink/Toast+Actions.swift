@@ -19,8 +19,12 @@ extension Toast {
     /// "Mute for 1 hour".
     static let muteAction = "mute"
 
+    /// "Extend": opens the network's sign-in page, where RFC 8908 says a session is extended.
+    static let extendAction = "extend"
+
     /// Every action of this toast, in the order the buttons are drawn.
     public var buttons: [Button] {
+        if extendsSession { return [Button(key: Self.extendAction, label: labels.extend)] }
         guard hasActions else { return [] }
         var all = [Button(key: Self.checkNowAction, label: labels.checkNow)]
         if hasSignInAction { all.append(Button(key: Self.signInAction, label: labels.signIn)) }

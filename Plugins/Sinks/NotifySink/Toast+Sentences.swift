@@ -70,7 +70,7 @@ extension Toast {
 
     /// The buttons' labels, in the toast's language.
     public struct Labels: Equatable, Sendable {
-        public var checkNow, mute, retry, cancel, signIn: String
+        public var checkNow, mute, retry, cancel, signIn, extend: String
 
         public init(_ t: Translator = .english) {
             checkNow = t.tr("Check now")
@@ -78,6 +78,7 @@ extension Toast {
             mute = t.tr("Mute for 1 hour")
             retry = t.tr("Retry")
             cancel = t.tr("Cancel")
+            extend = t.tr("Extend")
         }
     }
 }

@@ -19,6 +19,8 @@ public struct Toast: Equatable, Sendable {
     public var hasJobActions = false
     /// Offer "Open sign-in page" (a portal, and a probe that announced the page).
     public var hasSignInAction = false
+    /// Offer "Extend" alone (a session's end is near and the network can extend it).
+    public var extendsSession = false
     /// The actions' labels, in the language of the toast's text.
     public var labels = Labels()
     /// The notification spec's category.

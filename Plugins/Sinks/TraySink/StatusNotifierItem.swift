@@ -172,6 +172,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         menu?.setMuted(look.muted)
         menu?.setOutages(outages)
         menu?.setSignIn(look.signIn)
+        menu?.setVenue(look.venue)
         watch = g_bus_watch_name_on_connection(
             c, Self.watcherName, G_BUS_NAME_WATCHER_FLAGS_NONE,
             { _, _, _, data in
@@ -212,6 +213,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         look = new
         menu?.setMuted(new.muted)
         menu?.setSignIn(new.signIn)
+        menu?.setVenue(new.venue)
         guard connection != nil, registration != 0 else { return }
         if transition { emit("NewTitle") }
         if transition || new.icon != old.icon {

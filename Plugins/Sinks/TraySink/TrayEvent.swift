@@ -4,6 +4,8 @@ enum TrayEvent: Sendable, Equatable {
     case activate
     /// Menu items.
     case check, mute, unmute, openLog, signIn
+    /// "Venue information": the page the network's captive-portal API named for it.
+    case venue
     /// "Open report", under "Recent outages".
     case openReport
     /// The host is about to open "Recent outages".

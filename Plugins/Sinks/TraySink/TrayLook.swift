@@ -13,10 +13,13 @@ struct TrayLook: Equatable, Sendable {
     var muted: Bool
     /// The menu offers "Open sign-in page" (a captive portal stands in the way).
     var signIn = false
+    /// The menu offers "Venue information" (the network's captive-portal API named a page for it).
+    var venue = false
 
     init(_ update: Update, now: Int64) {
         let e = update.event
         signIn = e.state == .portal
+        venue = e.captivePortal?.venueInfoURL != nil
         switch e.state {
         case .online:
             (icon, status) = ("network-transmit-receive", "Passive")

@@ -2,6 +2,7 @@ import CDbusmenu
 
 /// The icon's menu, served by libdbusmenu-glib (com.canonical.dbusmenu) on the
 /// tray's loop: Check now, Open sign-in page (behind a captive portal only),
+/// Venue information (where the network's captive-portal API names a page),
 /// Mute for 1 hour / Unmute, Recent outages, Open log.
 /// Created and changed on the tray loop only; clicks come out as `TrayEvent`s.
 final class TrayMenu {
@@ -12,6 +13,8 @@ final class TrayMenu {
     private let mute: UnsafeMutablePointer<DbusmenuMenuitem>
     private let signIn: UnsafeMutablePointer<DbusmenuMenuitem>
     private var signInShown = true
+    private let venue: UnsafeMutablePointer<DbusmenuMenuitem>
+    private var venueShown = true
     private let outages: UnsafeMutablePointer<DbusmenuMenuitem>
     /// The last two items of "Recent outages", kept while its lines are replaced.
     private let reportSeparator: UnsafeMutablePointer<DbusmenuMenuitem>
@@ -26,6 +29,7 @@ final class TrayMenu {
         root = dbusmenu_menuitem_new()
         mute = dbusmenu_menuitem_new()
         signIn = dbusmenu_menuitem_new()
+        venue = dbusmenu_menuitem_new()
         outages = dbusmenu_menuitem_new()
         reportSeparator = dbusmenu_menuitem_new()
         openReport = dbusmenu_menuitem_new()
@@ -36,12 +40,14 @@ final class TrayMenu {
         label(check, TrayText.checkNow)
         label(mute, TrayText.mute)
         label(signIn, TrayText.signIn)
+        label(venue, TrayText.venue)
         label(outages, TrayText.recentOutages)
         dbusmenu_menuitem_property_set(outages, DBUSMENU_MENUITEM_PROP_CHILD_DISPLAY, DBUSMENU_MENUITEM_CHILD_DISPLAY_SUBMENU)
         label(openLog, TrayText.openLog)
-        for item in [check, signIn, mute, outages, openLog] { dbusmenu_menuitem_child_append(root, item) }
+        for item in [check, signIn, venue, mute, outages, openLog] { dbusmenu_menuitem_child_append(root, item) }
         onClick(check) { $0.events.yield(.check) }
         onClick(signIn) { $0.events.yield(.signIn) }
+        onClick(venue) { $0.events.yield(.venue) }
         onClick(mute) { $0.events.yield($0.muted ? .unmute : .mute) }
         onClick(openLog) { $0.events.yield(.openLog) }
         onClick(openReport) { $0.events.yield(.openReport) }
@@ -55,6 +61,7 @@ final class TrayMenu {
         for item in [check, openLog] { lifeline_dbusmenu_object_unref(item) }
         setOutages([])
         setSignIn(false)
+        setVenue(false)
         dbusmenu_server_set_root(UnsafeMutablePointer(server), root)
     }
 
@@ -70,6 +77,13 @@ final class TrayMenu {
         guard shown != signInShown else { return }
         signInShown = shown
         dbusmenu_menuitem_property_set_bool(signIn, DBUSMENU_MENUITEM_PROP_VISIBLE, shown ? 1 : 0)
+    }
+
+    /// "Venue information" is shown only while the network's API names a page for it.
+    func setVenue(_ shown: Bool) {
+        guard shown != venueShown else { return }
+        venueShown = shown
+        dbusmenu_menuitem_property_set_bool(venue, DBUSMENU_MENUITEM_PROP_VISIBLE, shown ? 1 : 0)
     }
 
     /// The "Recent outages" submenu: one line per outage, newest first; one
@@ -99,6 +113,7 @@ final class TrayMenu {
         lifeline_dbusmenu_object_unref(root)
         lifeline_dbusmenu_object_unref(mute)
         lifeline_dbusmenu_object_unref(signIn)
+        lifeline_dbusmenu_object_unref(venue)
         lifeline_dbusmenu_object_unref(outages)
         lifeline_dbusmenu_object_unref(reportSeparator)
         lifeline_dbusmenu_object_unref(openReport)

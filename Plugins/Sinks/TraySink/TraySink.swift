@@ -90,6 +90,11 @@ public struct TraySink: Sink {
         case .signIn:
             log.info("tray: open the sign-in page")
             context.control.openSignInPage()
+        case .venue:
+            // Only ever an https:// page: the probe keeps no other from the network's answer.
+            guard let page = context.control.current.captivePortal?.venueInfoURL, page.lowercased().hasPrefix("https://") else { break }
+            log.info("tray: open the venue's page")
+            do { try DesktopOpener.open(page) } catch { log.warning("tray: cannot open \(page): \(error)") }
         case .openLog:
             do { try DesktopOpener.open(logPath) } catch { log.warning("tray: cannot open \(logPath): \(error)") }
         case .openReport:

@@ -18,6 +18,7 @@ enum TrayText {
     static var openLog: String { trayText("Open log") }
     static var openReport: String { trayText("Open report") }
     static var signIn: String { trayText("Open sign-in page") }
+    static var venue: String { trayText("Venue information") }
     /// The item's title, for hosts that list their items by name.
     static let title = "Lifeline"
 
@@ -46,7 +47,19 @@ enum TrayText {
         if e.diagnosis != .none {
             lines.append(trayText("Failed first: {layer}.", ["layer": layer(e.diagnosis)]))
         }
+        if let left = sessionLeft(e.captivePortal) { lines.append(left) }
         return lines.joined(separator: "\n")
+    }
+
+    /// What the network's captive-portal API said is left of the session, as
+    /// of its last answer: "Session: 12 min, 40 MB left."; nil when it said nothing.
+    static func sessionLeft(_ portal: CaptivePortal?) -> String? {
+        guard let portal, portal.captive == false else { return nil }
+        var parts: [String] = []
+        if let s = portal.secondsRemaining { parts.append(Translator.user.duration(.seconds(s))) }
+        if let b = portal.bytesRemaining { parts.append(b >= 1_000_000 ? "\(b / 1_000_000) MB" : "\(b / 1000) kB") }
+        guard !parts.isEmpty else { return nil }
+        return trayText("Session: {left} left.", ["left": parts.joined(separator: ", ")])
     }
 
     /// A line of the "Recent outages" submenu.

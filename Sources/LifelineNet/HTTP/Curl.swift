@@ -47,7 +47,7 @@ package final class CurlEasy {
             var setup = [
                 lifeline_curl_set_ptr(handle, CURLOPT_ERRORBUFFER, errors.baseAddress),
                 lifeline_curl_set_str(handle, CURLOPT_URL, request.url),
-                lifeline_curl_set_str(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+                lifeline_curl_set_str(handle, CURLOPT_PROTOCOLS_STR, request.httpsOnly ? "https" : "http,https"),
                 lifeline_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
                 // No SIGALRM for DNS timeouts: the daemon is multi-threaded.
                 lifeline_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
@@ -73,7 +73,9 @@ package final class CurlEasy {
             // A caching proxy must not answer from its cache.
             if headerList == nil {
                 headerList = lifeline_curl_slist_append(nil, "Cache-Control: no-cache")
+                if let accept = request.accept { headerList = lifeline_curl_slist_append(headerList, "Accept: \(accept)") }
             }
+            if let caFile = request.caFile { setup.append(lifeline_curl_set_str(handle, CURLOPT_CAINFO, caFile)) }
             setup.append(lifeline_curl_set_slist(handle, CURLOPT_HTTPHEADER, headerList))
             if !request.interface.isEmpty {
                 // A name: SO_BINDTODEVICE, falling back to the interface's address.

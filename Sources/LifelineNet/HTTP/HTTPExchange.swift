@@ -81,6 +81,14 @@ package struct HTTPRequest: Sendable {
     /// as many as its expected prefix has (a portal's page is read no further
     /// than it takes to see it is not the check server's answer).
     package var bodyWanted = HTTPRequest.bodyLimit
+    /// The `Accept` header, nil for none (a captive-portal API is asked for
+    /// `application/captive+json`).
+    package var accept: String?
+    /// Only `https://`, never plain http (a captive-portal API: what it says
+    /// is believed only from the host its certificate names).
+    package var httpsOnly = false
+    /// A file of CA certificates to trust instead of the system's; nil: the system's.
+    package var caFile: String?
 
     package init(
         url: String, timeout: Duration, connectTimeout: Duration? = nil, interface: String = "",

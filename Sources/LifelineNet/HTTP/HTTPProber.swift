@@ -11,7 +11,7 @@ import LifelinePlatform
 /// choice, so its report matches what the daemon does.
 package enum HTTPProber {
     package static func fetch(_ request: HTTPRequest) async -> Result<HTTPReply, HTTPFailure> {
-        if let url = ownClientURL(request.url) {
+        if !request.httpsOnly, let url = ownClientURL(request.url) {
             // Never blocks: its waits go through the process's descriptor
             // waiter, so in the daemon the thread that wakes for the reply is
             // the one that goes on with the probe.

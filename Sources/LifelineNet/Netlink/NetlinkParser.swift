@@ -79,6 +79,8 @@ package enum NetlinkBody: Equatable, Sendable {
     case done
     /// `NLMSG_ERROR`: 0 is an acknowledgement, otherwise a negative errno.
     case error(Int32)
+    /// `RTM_NEWNDUSEROPT`: a Router Advertisement's option the kernel passes on.
+    case ndUserOption(NDUserOption)
     /// A type this monitor does not model (noop, neighbour deletion, …).
     case ignored
 }
@@ -167,12 +169,26 @@ package enum NetlinkParser {
         case LL_RTM_DELROUTE: return .deleteRoute(try route(body))
         case LL_RTM_NEWNEIGH: return .newNeighbour(try neighbour(body))
         case LL_RTM_NEWRULE, LL_RTM_DELRULE: return .ruleChanged
+        case LL_RTM_NEWNDUSEROPT: return .ndUserOption(try ndUserOption(body))
         case LL_NLMSG_DONE: return .done
         case LL_NLMSG_ERROR:
             guard let code = body.i32(0) else { throw Malformed(what: "error message shorter than its code") }
             return .error(code)
         default: return .ignored
         }
+    }
+
+    // struct nduseroptmsg { u8 family; u8 pad1; u16 opts_len; i32 ifindex; u8 icmp_type; u8 icmp_code;
+    // u16 pad2; u32 pad3; }, then `opts_len` bytes of options.
+    private static func ndUserOption(_ body: Bytes) throws(Malformed) -> NDUserOption {
+        let fixed = Int(LL_SIZEOF_NDUSEROPTMSG)
+        guard body.count >= fixed, let length = body.u16(2), let index = body.i32(4), let icmpType = body.u8(8) else {
+            throw Malformed(what: "ND user option shorter than nduseroptmsg (\(body.count) < \(fixed))")
+        }
+        guard fixed + Int(length) <= body.count else {
+            throw Malformed(what: "ND user option of \(length) bytes runs past its message")
+        }
+        return NDUserOption(index: index, icmpType: icmpType, options: body.slice(fixed, Int(length)).array())
     }
 
     // struct ifinfomsg { u8 family; u8 pad; u16 type; i32 index; u32 flags; u32 change; }

@@ -95,7 +95,7 @@ package struct RouteTable: Sendable {
         case .deleteRoute(let m):
             guard let route = Self.defaultRoute(m) else { return false }
             return deleteRoute(route)
-        case .done, .error, .ignored, .newNeighbour, .ruleChanged:
+        case .done, .error, .ignored, .newNeighbour, .ruleChanged, .ndUserOption:
             return false
         }
     }
