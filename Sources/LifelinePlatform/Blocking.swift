@@ -1,0 +1,55 @@
+import Glibc
+
+/// The one way a task makes a call that truly blocks (libnotify's, libcurl's
+/// easy API, `fsync`, `getaddrinfo`, a bus's `Hello`): on a thread of its own,
+/// `lifeline-block`, which ends with the call, so no thread of the pool waits.
+/// What only looks like a wait (a child's exit, a folder change, a lookup's
+/// answer) is a descriptor instead, awaited through `DescriptorWaiting`; what
+/// must keep an order (the log's writes, the state file's, a hook's lane) is
+/// a `SerialThread`.
+public enum Blocking {
+    /// The name the call's thread carries (in `/proc/PID/task/*/comm`).
+    public static let threadName = "lifeline-block"
+
+    /// Runs `body` on a thread of its own and waits for it without holding a
+    /// thread of the pool (a config reload: a parser child and its reaping).
+    /// Where no thread can start, runs it here rather than not at all.
+    public static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+            let started = DetachedThread.start {
+                nameThisThread()
+                continuation.resume(returning: Result { () throws(E) -> T in try body() })
+            }
+            if !started { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+
+    /// `run`, but a cancelled caller goes on at once with nil, and the call
+    /// finishes on its thread, its result dropped (connecting to a bus that
+    /// never answers).
+    public static func runUnlessCancelled<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T? {
+        if Task.isCancelled { return nil }
+        let once = ResumeOnce<T?>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                once.set(continuation)
+                let started = DetachedThread.start {
+                    nameThisThread()
+                    once.resume(body())
+                }
+                if !started { once.resume(body()) }
+            }
+        } onCancel: {
+            once.resume(nil)
+        }
+    }
+
+    private static func nameThisThread() {
+        // pthread_setname_np is not visible from Swift; the kernel takes the name here too.
+        let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard comm >= 0 else { return }
+        _ = try? Files.writeAll(comm, threadName.utf8.prefix(15), path: "/proc/thread-self/comm")
+        close(comm)
+    }
+}
