@@ -17,6 +17,7 @@ import Testing
             echo $$ > '\(browserPID.path)'
             exec sleep 600
             """.write(toFile: portal.folder.appendingPathComponent("xdg-open").path, atomically: true, encoding: .utf8)
+        chmod(portal.folder.appendingPathComponent("xdg-open").path, 0o755)
         defer {
             if let text = try? String(contentsOf: browserPID, encoding: .utf8), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
                 kill(pid, SIGKILL)
