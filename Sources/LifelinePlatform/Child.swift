@@ -208,6 +208,8 @@ public final class Child: Sendable {
                 break
             }
         }
+        // Killed before its streams close, so that it dies of SIGKILL and not of a SIGPIPE.
+        if collector.result.timedOut || collector.result.outputTooLarge { signal(SIGKILL, toGroup: false) }
         var result = collector.finish()
         if !result.timedOut && !result.outputTooLarge, let ending = await exit(by: deadline) {
             result.ending = ending
@@ -233,6 +235,7 @@ public final class Child: Sendable {
             var p = pollfd(fd: collector.readiness, events: Int16(POLLIN), revents: 0)
             _ = poll(&p, 1, ContinuousClock.now.duration(to: collector.nextLook(deadline)).roundedUpMilliseconds)
         }
+        if collector.result.timedOut || collector.result.outputTooLarge { signal(SIGKILL, toGroup: false) }
         var result = collector.finish()
         if !result.timedOut && !result.outputTooLarge, let ending = waitForExit(by: deadline) {
             result.ending = ending
