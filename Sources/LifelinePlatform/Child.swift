@@ -131,14 +131,15 @@ public final class Child: Sendable {
         }
     }
 
-    /// Blocks until `fd` is readable (-1: none), the child exits, or
-    /// `deadline`: one `poll` over both, for a thread that reads a child's
-    /// output itself (a hook's lane). True when `fd` is readable.
-    public func waitForExit(orReadable fd: Int32, by deadline: ContinuousClock.Instant) -> Bool {
+    /// Blocks until `fd` is readable (-1: none), `wake` is (-1: none), the
+    /// child exits, or `deadline`: one `poll` over them all, for a thread that
+    /// reads a child's output itself (a hook's lane). True when `fd` is readable.
+    public func waitForExit(orReadable fd: Int32, orWoken wake: Int32 = -1, by deadline: ContinuousClock.Instant) -> Bool {
         let ms = max(0, ContinuousClock.now.duration(to: deadline).roundedUpMilliseconds)
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: exitNotice, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: exitNotice, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         // Without a pidfd the exit shows only at the deadline: look every 10 ms.
-        let n = poll(&fds, 2, exitNotice >= 0 ? ms : min(ms, 10))
+        let n = poll(&fds, 3, exitNotice >= 0 ? ms : min(ms, 10))
         return n > 0 && fds[0].revents != 0
     }
 

@@ -137,8 +137,10 @@ final class HookProcess: @unchecked Sendable {
 
     /// Reads the hook's output into `lines` until the hook ends, stopping it
     /// when it runs past `timeout` or when `stopRequested()` turns true: SIGTERM
-    /// to its process group, SIGKILL `killAfter` later. Blocks.
-    func wait(timeout: Duration, killAfter: Duration = .seconds(2), stopRequested: () -> Bool,
+    /// to its process group, SIGKILL `killAfter` later. `stopNotice`: a
+    /// descriptor that turns readable when the stop is asked for, so the wait
+    /// wakes for it (-1: none, and the stop is looked for every 100 ms). Blocks.
+    func wait(timeout: Duration, killAfter: Duration = .seconds(2), stopRequested: () -> Bool, stopNotice: Int32 = -1,
               lines: (String) -> Void) -> (outcome: Outcome, output: HookOutput) {
         let clock = ContinuousClock()
         let started = clock.now
@@ -184,11 +186,12 @@ final class HookProcess: @unchecked Sendable {
                 child.signal(SIGKILL)
                 killed = true
             }
-            // Wakes at once on output or on the hook's end (its pidfd), else at
-            // its next deadline; at least every 100 ms while it runs, to see a
-            // stop asked for by the sink (a shutdown, a reload).
-            let next = min(termSent.map { $0 + killAfter } ?? started + timeout, now + .milliseconds(100))
-            if child.waitForExit(orReadable: output, by: next) {
+            // Wakes at once on output, on the hook's end (its pidfd) or on the
+            // sink's stop (its notice, until the stop is under way), else at
+            // the next deadline.
+            var next = termSent.map { $0 + killAfter } ?? started + timeout
+            if stopNotice < 0 { next = min(next, now + .milliseconds(100)) }
+            if child.waitForExit(orReadable: output, orWoken: termSent == nil ? stopNotice : -1, by: next) {
                 _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 0)
             }
         }
