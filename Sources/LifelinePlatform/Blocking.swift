@@ -1,12 +1,13 @@
 import Glibc
 
-/// The one way a task makes a call that truly blocks (libnotify's, libcurl's
-/// easy API, `fsync`, `getaddrinfo`, a bus's `Hello`): on a thread of its own,
-/// `lifeline-block`, which ends with the call, so no thread of the pool waits.
-/// What only looks like a wait (a child's exit, a folder change, a lookup's
-/// answer) is a descriptor instead, awaited through `DescriptorWaiting`; what
-/// must keep an order (the log's writes, the state file's, a hook's lane) is
-/// a `SerialThread`.
+/// The one way a task makes a one-off call that truly blocks (a config
+/// reload and its parser child, a bus's `Hello`, reading the event log for the
+/// tray): on a thread of its own, `lifeline-block`, which ends with the call,
+/// so no thread of the pool waits. What must keep an order stays on a
+/// `SerialThread` (the log's and the state file's writes and `fsync`, a hook's
+/// lane, libcurl's easy API one probe at a time); libnotify's calls run on its
+/// GLib loop. What only looks like a wait (a child's exit, a folder change, a
+/// lookup's answer) is a descriptor instead, awaited through `DescriptorWaiting`.
 public enum Blocking {
     /// The name the call's thread carries (in `/proc/PID/task/*/comm`).
     public static let threadName = "lifeline-block"
