@@ -36,6 +36,25 @@ func tests(_ name: String, _ dependencies: [Target.Dependency], exclude: [String
 
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let clocks = Target.Dependency.product(name: "Clocks", package: "swift-clocks")
+let lifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+
+/// Every plugin, each named once; `targets` lists them after the libraries they build on,
+/// and the daemon's registry and `PluginTests` depend on all of them.
+let plugins: [Target] = [
+    monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
+    monitor("NetlinkMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CNetlink", logging]),
+    monitor("ProbeMonitor", ["LifelineCore", "LifelineNet"]),
+    monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
+    monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
+    sink("LogSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),
+    sink("DBusSink", ["LifelineCore"]),
+    sink("NotifySink", ["LifelineCore", "LifelinePlatform", "CNotify", "LifelineGLib"]),
+    sink("TmuxSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),
+    sink("PrometheusSink", ["LifelineCore", "LifelinePlatform", logging, .product(name: "Prometheus", package: "swift-prometheus")]),
+    sink("ExecSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess", logging]),
+    sink("TraySink", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineReport", "LifelineDBus", "LifelineGLib", "CDbusmenu", "CGLib"]),
+]
+let pluginDependencies = plugins.map { Target.Dependency.target(name: $0.name) }
 
 let package = Package(
     name: "lifeline",
@@ -95,40 +114,21 @@ let package = Package(
         // neighbours, rules, tunnels), the HTTP client (its own for plain http, libcurl
         // for the rest), the check of a reply, and `diagnose`'s walk through the layers.
         library("LifelineNet", ["LifelineCore", "LifelinePlatform", "CNetlink", "CCurl", "CEpoll"]),
-        // One GLib main loop on its own thread, shared by libdbus and libnotify.
+        // One GLib main loop on its own thread, shared by libdbus's connections (libnotify and the tray run their own).
         library("LifelineGLib", ["CGLib"]),
         // The thin libdbus wrapper (no raw pointer leaves it), and the org.lifeline.Lifeline1 contract its clients share.
         library("LifelineDBus", ["CDBus", "CGLib", "LifelineGLib", "LifelineCore", "LifelinePlatform"]),
-        // The daemon's own services, which run whatever the config lists: the D-Bus
-        // name (its single-instance lock), the event log and the state file.
-        library("LifelineServices", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineDBus", "LifelineGLib", logging]),
-
-        monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
-        monitor("NetlinkMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CNetlink", logging]),
-        monitor("ProbeMonitor", ["LifelineCore", "LifelineNet"]),
-        monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
-        monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
-        sink("NotifySink", ["LifelineCore", "LifelinePlatform", "CNotify", "LifelineGLib"]),
-        sink("TmuxSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),
-        sink("PrometheusSink", ["LifelineCore", "LifelinePlatform", logging, .product(name: "Prometheus", package: "swift-prometheus")]),
-        sink("ExecSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess", logging]),
-        sink("TraySink", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineReport", "LifelineDBus", "LifelineGLib", "CDbusmenu", "CGLib"]),
-
+        // The daemon's own services, which run whatever the config lists: the name
+        // and object on the session bus (its single-instance lock) and the state file.
+        library("LifelineServices", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineDBus", "LifelineGLib", logging, lifecycle]),
+    ] + plugins + [
         // The daemon: config loading, the plugin registry (the one place naming the
         // plugins), the supervisor and the services, on swift-service-lifecycle.
         library("LifelineDaemon", [
-            "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineServices", logging,
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineServices", logging, lifecycle,
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            "ExecMonitor", "NetlinkMonitor", "ProbeMonitor", "NetworkManagerMonitor", "LogindMonitor",
-            "NotifySink", "TmuxSink", "PrometheusSink", "ExecSink", "TraySink",
-        ]),
+        ] + pluginDependencies),
 
-        // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
-        .executableTarget(
-            name: "lifeline", dependencies: ["LifelineCore", "LifelinePlatform", "LifelineFormats"],
-            swiftSettings: strict, linkerSettings: linkFlags(from: "LIFELINE_FRONT_LINK")
-        ),
         // `lifeline daemon`, exec'd by the front binary: no Foundation, TOMLKit or ArgumentParser.
         .executableTarget(
             name: "lifeline-daemon",
@@ -145,6 +145,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
+        ),
+
+        // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
+        // It names the two programs it execs as dependencies so that `swift run lifeline …` builds
+        // them beside it; an executable a target depends on is built, never linked in.
+        .executableTarget(
+            name: "lifeline", dependencies: ["LifelineCore", "LifelinePlatform", "LifelineFormats", "lifeline-daemon", "lifeline-cli"],
+            swiftSettings: strict, linkerSettings: linkFlags(from: "LIFELINE_FRONT_LINK")
         ),
 
         library("LifelineTestKit", ["LifelineCore", "CProcess"]),
@@ -173,17 +181,20 @@ let package = Package(
             "LifelineCore", "LifelinePlatform", "LifelineFormats", "LifelineReport", "LifelineTestKit", clocks,
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
+        tests("LifelinePlatformTests", ["LifelinePlatform", "LifelineCore", "LifelineTestKit"]),
+        tests("LifelineFormatsTests", ["LifelineFormats", "LifelinePlatform", "LifelineCore"]),
+        tests("LifelineReportTests", ["LifelineReport", "LifelineFormats", "LifelinePlatform", "LifelineCore"]),
+        tests("LifelineNetTests", ["LifelineNet", "LifelinePlatform", "LifelineCore", "LifelineTestKit", "CNetlink"]),
+        tests("LifelineServicesTests", ["LifelineServices", "LifelinePlatform", "LifelineCore", logging, lifecycle]),
         tests("LifelineExecutorTests", ["LifelineExecutor", "LifelinePlatform", "LifelineCore", "LifelineTestKit", "CEpoll"]),
-        tests("LifelineConfigTests", ["LifelineConfig", "LifelineDaemon", "LifelineTOML", "LifelineCore", "TraySink"]),
+        tests("LifelineConfigTests", ["LifelineConfig", "LifelineDaemon", "LifelineTOML", "LifelineCore", "LifelinePlatform"]),
         tests("LifelineDaemonTests", ["LifelineDaemon", "LifelineCore", "LifelineTestKit", clocks, logging]),
         tests("LifelineDBusTests", ["LifelineDBus", "LifelineGLib", "LifelineCore"]),
-        // The network primitives, the services and every plugin, each on its own.
+        // Every plugin, each on its own.
         tests("PluginTests", [
             "LifelineCore", "LifelinePlatform", "LifelineConfig", "LifelineFormats", "LifelineNet", "LifelineServices",
             "LifelineTestKit", "LifelineTOML", "CNetlink", clocks, logging, .product(name: "InMemoryLogging", package: "swift-log"),
-            "ExecMonitor", "NetlinkMonitor", "ProbeMonitor", "NetworkManagerMonitor",
-            "NotifySink", "TmuxSink", "PrometheusSink", "ExecSink", "TraySink",
-        ]),
+        ] + pluginDependencies),
         // The built programs, run against real servers, buses and network namespaces.
         tests("IntegrationTests", [
             "lifeline", "lifeline-cli", "lifeline-daemon", "LifelineCore", "LifelinePlatform", "LifelineConfig",

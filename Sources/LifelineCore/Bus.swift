@@ -6,7 +6,7 @@ import Synchronization
 /// (`StatePipeline`) and posts it to every sink's mailbox (`FanOut`).
 ///
 /// Publishing is synchronous and never waits on a sink: the decision runs under
-/// one lock and a post is an O(1) hand-off, so a sink that hangs cannot slow the
+/// one lock and a post is a hand-off that never waits, so a sink that hangs cannot slow the
 /// bus or another sink. The bus holds the parts under that lock, runs the two
 /// timers (the debounce windows, the end of a resume grace) and tells the
 /// listeners outside it.

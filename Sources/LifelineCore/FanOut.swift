@@ -1,5 +1,5 @@
-/// The sinks' mailboxes: every update is posted to each of them. A post is an
-/// O(1) hand-off that never waits for a sink, so the bus can fan out under its
+/// The sinks' mailboxes: every update is posted to each of them. A post is a
+/// hand-off that never waits for a sink, so the bus can fan out under its
 /// lock and a sink that hangs slows no one.
 struct FanOut {
     private var mailboxes: [Mailbox] = []

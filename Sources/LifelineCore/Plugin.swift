@@ -1,5 +1,6 @@
 import LifelinePlatform
 import Logging
+import Synchronization
 
 /// Everything a plugin gets from the daemon besides its own config.
 public struct PluginContext: Sendable {
@@ -9,13 +10,52 @@ public struct PluginContext: Sendable {
     public var paths: Paths
     /// Check now / mute, for sinks with a "Check now" button or a D-Bus method.
     public var control: any BusControl
+    /// The daemon's own services that a plugin may use.
+    public var services: DaemonServices
 
-    public init(name: String, logger: Logger, paths: Paths, control: any BusControl) {
+    /// Without `services` (a plugin run on its own, in a test or a benchmark): the
+    /// default event log, and no session-bus object.
+    public init(name: String, logger: Logger, paths: Paths, control: any BusControl, services: DaemonServices? = nil) {
         self.name = name
         self.logger = logger
         self.paths = paths
         self.control = control
+        self.services = services ?? DaemonServices(eventLog: EventLogLocation(paths.defaultLogFile))
     }
+}
+
+/// What the daemon itself runs, whatever plugins the config lists, and hands
+/// to the plugins that build on it.
+public struct DaemonServices: Sendable {
+    /// The file the history is kept in, for a plugin that reads it.
+    public var eventLog: EventLogLocation
+    /// The daemon's object on the session bus, which the `dbus` sink keeps
+    /// current; nil where no daemon serves one (a test of one plugin).
+    public var sessionBus: (any SessionBusObject)?
+
+    public init(eventLog: EventLogLocation, sessionBus: (any SessionBusObject)? = nil) {
+        self.eventLog = eventLog
+        self.sessionBus = sessionBus
+    }
+}
+
+/// Where the event log is: the file the config's first `log` sink writes. A
+/// reload may move it, so a reader asks each time instead of keeping the path.
+public final class EventLogLocation: Sendable {
+    private let path: Mutex<String>
+
+    public init(_ path: String) { self.path = Mutex(path) }
+
+    public var current: String { path.withLock { $0 } }
+
+    public func move(to newPath: String) { path.withLock { $0 = newPath } }
+}
+
+/// The daemon's `org.lifeline.Lifeline1` object as a sink sees it: what to
+/// publish, and how long a `Check()` call waits for the probe.
+public protocol SessionBusObject: AnyObject, Sendable {
+    func publish(_ update: Update)
+    func setCheckTimeout(_ timeout: Duration)
 }
 
 /// Something that watches the network and publishes observations.
@@ -52,15 +92,6 @@ public protocol Sink: Sendable {
     /// How updates wait for this sink; `.latest` unless it must see every transition.
     static var delivery: DeliveryPolicy { get }
     init(config: Config, context: PluginContext) throws
-    /// Called once when the daemon starts, before any monitor or sink runs, for
-    /// what must be settled first: the D-Bus sink claims the bus name here, so a
-    /// second daemon stops (`PluginFatalError`) before touching the state file.
-    /// Any other error is logged and the daemon goes on (`run` retries).
-    static func prepare(config: Config, context: PluginContext) async throws
-    /// The config given the event log the daemon writes (its first `log` sink's
-    /// file), for a sink that reads the history from it and names no file itself:
-    /// moving the log then never leaves the reader on an old file.
-    static func config(_ config: Config, readingEventLog path: String) -> Config
     /// Reads updates until the sequence ends (shutdown or reload). The first
     /// update is the current state. Throwing makes the supervisor restart it.
     func run(updates: SinkUpdates) async throws
@@ -68,11 +99,9 @@ public protocol Sink: Sendable {
 
 extension Sink {
     public static var delivery: DeliveryPolicy { .latest }
-    public static func prepare(config: Config, context: PluginContext) async throws {}
-    public static func config(_ config: Config, readingEventLog path: String) -> Config { config }
 }
 
-/// Thrown by a plugin (from `prepare` or `run`) when the daemon cannot go on and
+/// Thrown by a plugin or a daemon service when the daemon cannot go on and
 /// a restart of the plugin would not help: another daemon owns the bus name, the
 /// session bus is gone. The supervisor does not restart the plugin; the daemon
 /// logs `message` and exits with `exitCode` (systemd decides what comes next).

@@ -59,7 +59,7 @@ public enum ConfigLoader {
         }
         let monitors = try plugins(.monitor, in: merged, decoding: decoding)
         let sinks = try plugins(.sink, in: merged, decoding: decoding)
-        return DaemonConfig(source: file, debounce: debounce.settings, monitors: monitors, sinks: sinks).readersGivenTheEventLog()
+        return DaemonConfig(source: file, debounce: debounce.settings, monitors: monitors, sinks: sinks)
     }
 
     /// `[[monitor]]` and `[[sink]]` lists replace the defaults whole; tables merge key by key.

@@ -23,7 +23,7 @@ public enum Daemon {
         let paths = Paths.fromEnvironment()
         let load: @Sendable () throws(ConfigError) -> DaemonConfig = {
             () throws(ConfigError) -> DaemonConfig in
-            try ConfigLoader.load(explicitPath: configPath, paths: paths).servingTheSessionBus()
+            try ConfigLoader.load(explicitPath: configPath, paths: paths).publishingOnTheSessionBus()
         }
         let config: DaemonConfig
         do {
@@ -36,21 +36,28 @@ public enum Daemon {
         let sequence = StartingSequence.find(stateFile: paths.stateFile, logs: config.eventLogs(paths: paths))
         if sequence > 0 { logger.info("sequence numbers continue after \(sequence)") }
         let bus = Bus(clock: ContinuousClock(), debounce: config.debounce, startingSequence: sequence, logger: logger)
-        // Sinks settle what must come first (the D-Bus name) before anything runs.
-        for sink in config.sinks {
-            guard let prepare = sink.prepare else { continue }
-            do {
-                try await prepare(PluginContext(name: sink.name, logger: logger.with(plugin: sink.name), paths: paths, control: bus))
-            } catch let fatal as PluginFatalError {
-                logger.critical("\(fatal.message)")
-                return ExitCode(fatal: fatal)
-            } catch {
-                logger.error("\(sink.name): \(error)")
-            }
+        // The name comes first: a second daemon stops here, before it touches the state file.
+        let sessionBus = SessionBusService(control: bus, logger: logger.with(plugin: "session bus"))
+        do {
+            try await sessionBus.claim()
+        } catch let fatal as PluginFatalError {
+            logger.critical("\(fatal.message)")
+            return ExitCode(fatal: fatal)
+        } catch {
+            logger.error("session bus: \(error)")
         }
-        let stateFile = ConfiguredPlugin.sink(StateFileSink.self, config: .init(), index: -1)
-        let host = PluginHost(bus: bus, config: config, builtIn: [stateFile], paths: paths, logger: logger, reload: load)
-        let group = ServiceGroup(services: [host], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        let services = DaemonServices(eventLog: EventLogLocation(config.eventLog(paths: paths)), sessionBus: sessionBus.object)
+        let host = PluginHost(bus: bus, config: config, services: services, paths: paths, logger: logger, reload: load)
+        // Started in this order and stopped in the reverse one: the plugins stop
+        // first, and the state file and the bus name carry their last update.
+        // A plugin or the bus name failing for good stops the others in order too.
+        let group = ServiceGroup(configuration: .init(
+            services: [
+                .init(service: StateFileService(bus: bus, paths: paths), failureTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: sessionBus, failureTerminationBehavior: .gracefullyShutdownGroup),
+                .init(service: host, failureTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let fatal as PluginFatalError {

@@ -39,10 +39,6 @@ public struct ConfiguredPlugin: Sendable {
     /// keeps such a plugin running untouched.
     let fingerprint: String
     let start: Start
-    /// The sink's `prepare`, run once at daemon start (nil for monitors).
-    var prepare: (@Sendable (PluginContext) async throws -> Void)?
-    /// The same sink reading the given event log (`Sink.config(_:readingEventLog:)`).
-    var readingEventLog: (@Sendable (String) -> ConfiguredPlugin)?
 
     enum Start: Sendable {
         case monitor(remeasuresReachability: Bool, run: @Sendable (MonitorHandle, PluginContext) async throws -> Void)
@@ -64,8 +60,6 @@ public struct ConfiguredPlugin: Sendable {
             fingerprint: "sink \(S.kind) \(String(reflecting: config))",
             start: .sink(delivery: S.delivery) { updates, context in
                 try await S(config: config, context: context).run(updates: updates)
-            },
-            prepare: { context in try await S.prepare(config: config, context: context) },
-            readingEventLog: { path in .sink(S.self, config: S.config(config, readingEventLog: path), index: index) })
+            })
     }
 }

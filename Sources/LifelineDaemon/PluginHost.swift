@@ -23,15 +23,15 @@ final class PluginHost: Service {
     private let paths: Paths
     private let logger: Logger
     private let initial: DaemonConfig
-    /// Sinks the daemon always runs whatever the config (the state file).
-    private let builtIn: [ConfiguredPlugin]
+    /// The daemon's own services, handed to every plugin in its context.
+    private let services: DaemonServices
     private let reload: @Sendable () throws(ConfigError) -> DaemonConfig
 
-    init(bus: Bus, config: DaemonConfig, builtIn: [ConfiguredPlugin] = [], paths: Paths, logger: Logger,
+    init(bus: Bus, config: DaemonConfig, services: DaemonServices, paths: Paths, logger: Logger,
          reload: @escaping @Sendable () throws(ConfigError) -> DaemonConfig) {
         self.bus = bus
         self.initial = config
-        self.builtIn = builtIn
+        self.services = services
         self.paths = paths
         self.logger = logger
         self.reload = reload
@@ -40,7 +40,7 @@ final class PluginHost: Service {
     func run() async throws {
         let (hangups, hangup) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let fatal = FatalBox()
-        let plugins = RunningPlugins(bus: bus, paths: paths, logger: logger) { error in
+        let plugins = RunningPlugins(bus: bus, paths: paths, services: services, logger: logger) { error in
             // A plugin that cannot go on ends the daemon: stop waiting for hang-ups.
             fatal.value.withLock { $0 = $0 ?? error }
             hangup.finish()
@@ -51,13 +51,15 @@ final class PluginHost: Service {
             }
             await withGracefulShutdownHandler {
                 logger.info("running \(initial.monitors.count) monitors and \(initial.sinks.count) sinks from \(initial.source)")
-                await plugins.reconcile(with: builtIn + initial.monitors + initial.sinks)
+                await plugins.reconcile(with: initial.monitors + initial.sinks)
                 for await _ in hangups {
                     do {
                         let config = try await Self.load(reload)
                         logger.info("SIGHUP: reloaded \(config.source)")
                         bus.debounce = config.debounce
-                        await plugins.reconcile(with: builtIn + config.monitors + config.sinks)
+                        // Readers of the history follow a log that moved.
+                        services.eventLog.move(to: config.eventLog(paths: paths))
+                        await plugins.reconcile(with: config.monitors + config.sinks)
                     } catch {
                         logger.error("SIGHUP: keeping the running config: \(error)")
                     }
@@ -93,13 +95,16 @@ private final class RunningPlugins {
 
     private let bus: Bus
     private let paths: Paths
+    private let services: DaemonServices
     private let logger: Logger
     private let onFatal: @Sendable (PluginFatalError) -> Void
     private var running: [Running] = []
 
-    init(bus: Bus, paths: Paths, logger: Logger, onFatal: @escaping @Sendable (PluginFatalError) -> Void) {
+    init(bus: Bus, paths: Paths, services: DaemonServices, logger: Logger,
+         onFatal: @escaping @Sendable (PluginFatalError) -> Void) {
         self.bus = bus
         self.paths = paths
+        self.services = services
         self.logger = logger
         self.onFatal = onFatal
     }
@@ -179,7 +184,7 @@ private final class RunningPlugins {
     }
 
     private func context(for plugin: ConfiguredPlugin) -> PluginContext {
-        PluginContext(name: plugin.name, logger: logger.with(plugin: plugin.name), paths: paths, control: bus)
+        PluginContext(name: plugin.name, logger: logger.with(plugin: plugin.name), paths: paths, control: bus, services: services)
     }
 
     private func startMonitor(

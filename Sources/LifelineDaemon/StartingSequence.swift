@@ -1,7 +1,6 @@
 import LifelineCore
 import LifelineFormats
 import LifelinePlatform
-import LifelineServices
 
 /// Where the sequence numbers of a new daemon start: after the last one an
 /// earlier run published, so they keep increasing across restarts and no two
@@ -27,6 +26,12 @@ enum StartingSequence {
 extension DaemonConfig {
     /// Every event log the config writes, with how many rotated files it keeps.
     public func eventLogs(paths: Paths) -> [(path: String, keep: Int)] {
-        sinks.compactMap { $0.config as? LogSink.Config }.map { ($0.path ?? paths.defaultLogFile, $0.keep) }
+        sinks.compactMap { Registry.eventLog(written: $0, paths: paths) }
+    }
+
+    /// The event log: the file the first `log` sink writes (the default file
+    /// when none does), where a plugin that reads the history looks.
+    public func eventLog(paths: Paths) -> String {
+        eventLogs(paths: paths).first?.path ?? paths.defaultLogFile
     }
 }

@@ -9,16 +9,13 @@ import Glibc
 /// GLib loop. What only looks like a wait (a child's exit, a folder change, a
 /// lookup's answer) is a descriptor instead, awaited through `DescriptorWaiting`.
 public enum Blocking {
-    /// The name the call's thread carries (in `/proc/PID/task/*/comm`).
-    public static let threadName = "lifeline-block"
-
     /// Runs `body` on a thread of its own and waits for it without holding a
     /// thread of the pool (a config reload: a parser child and its reaping).
     /// Where no thread can start, runs it here rather than not at all.
     public static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
             let started = DetachedThread.start {
-                nameThisThread()
+                nameThisThread(name: "lifeline-block")
                 continuation.resume(returning: Result { () throws(E) -> T in try body() })
             }
             if !started { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
@@ -36,7 +33,7 @@ public enum Blocking {
             await withCheckedContinuation { continuation in
                 once.set(continuation)
                 let started = DetachedThread.start {
-                    nameThisThread()
+                    nameThisThread(name: "lifeline-block")
                     once.resume(body())
                 }
                 if !started { once.resume(body()) }
@@ -46,11 +43,11 @@ public enum Blocking {
         }
     }
 
-    private static func nameThisThread() {
+    private static func nameThisThread(name: String) {
         // pthread_setname_np is not visible from Swift; the kernel takes the name here too.
         let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard comm >= 0 else { return }
-        _ = try? Files.writeAll(comm, threadName.utf8.prefix(15), path: "/proc/thread-self/comm")
+        _ = try? Files.writeAll(comm, name.utf8.prefix(15), path: "/proc/thread-self/comm")
         close(comm)
     }
 }

@@ -7,15 +7,16 @@ import Synchronization
 
 /// The `org.lifeline.Lifeline1` object and its connection to the session bus.
 ///
-/// One per daemon: `DBusSink.prepare` creates it and takes the name, and it
-/// outlives config reloads and sink restarts, so clients never see the name
-/// change hands while the daemon runs. Tests create their own on a private bus.
+/// One per daemon: the `SessionBusService` creates it and takes the name before
+/// any plugin runs, and it outlives config reloads and sink restarts, so
+/// clients never see the name change hands while the daemon runs. The `dbus`
+/// sink publishes the states to it. Tests create their own on a private bus.
 ///
 /// Nothing here blocks a shared thread: connecting (which waits for the bus's
 /// `Hello`) runs on a thread of its own, the name request and the owner lookup
 /// are asynchronous calls, and method handlers run on the loop thread and only
 /// queue their answers.
-public final class Lifeline1Service: Sendable {
+public final class Lifeline1Service: SessionBusObject {
     private struct State {
         var event = StateEvent.initial(at: WallClock.micros())
         /// What the core says (µs since the epoch); past values mean "not muted".
@@ -31,8 +32,6 @@ public final class Lifeline1Service: Sendable {
         var muteTimer: LoopSource?
         /// `Check()` calls waiting for the check in flight (or the next one).
         var checkCalls: [MethodCall] = []
-        /// A `run` loop drives the connection and the checks; a second sink only publishes.
-        var driven = false
         /// The jobs as the core last said (`Update.jobs`).
         var jobs: [Job] = []
     }
@@ -64,6 +63,10 @@ public final class Lifeline1Service: Sendable {
             $0.control = control
             $0.checkTimeout = checkTimeout
         }
+    }
+
+    public func setCheckTimeout(_ timeout: Duration) {
+        state.withLock { $0.checkTimeout = timeout }
     }
 
     public var isConnected: Bool { state.withLock { $0.connection != nil } }
@@ -161,18 +164,6 @@ public final class Lifeline1Service: Sendable {
             }
         }
     }
-
-    /// Whether this caller drives the connection and the checks (the first
-    /// `run`); `release` when its loop ends.
-    func drive() -> Bool {
-        state.withLock { s in
-            if s.driven { return false }
-            s.driven = true
-            return true
-        }
-    }
-
-    func release() { state.withLock { $0.driven = false } }
 
     // MARK: Publishing
 

@@ -4,6 +4,7 @@ import LifelineCore
 import LifelineDaemon
 import LifelineDBus
 import LifelinePlatform
+import LifelineServices
 import Logging
 
 /// `lifeline-bench dbus`: on the session bus in the environment (bench/dbus.sh
@@ -19,8 +20,14 @@ enum DBusBench {
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
         let bus = Bus(clock: ContinuousClock(), debounce: DebounceSettings(down: .zero, up: .zero), logger: logger)
-        let context = PluginContext(name: "sink dbus", logger: logger, paths: .fromEnvironment(), control: bus)
+        // The daemon's session-bus service, as `Daemon` starts it, with the `dbus` sink publishing to it.
+        let session = SessionBusService(control: bus, logger: logger)
+        let paths = Paths.fromEnvironment()
+        let context = PluginContext(name: "sink dbus", logger: logger, paths: paths, control: bus,
+                                    services: DaemonServices(eventLog: EventLogLocation(paths.defaultLogFile), sessionBus: session.object))
         do {
+            try await session.claim()
+            Task { try await session.run() }
             // The sink as the daemon builds it: through the config loader and the registry.
             // Given as a parsed table: the loader parses TOML text in a child process
             // (`lifeline-cli config parse-toml`), which this program cannot serve.
@@ -63,7 +70,6 @@ enum DBusBench {
 
     static func start<S: Sink>(_ type: S.Type, config: any Codable & Sendable, bus: Bus, context: PluginContext) async throws {
         let config = config as! S.Config
-        try await S.prepare(config: config, context: context)
         let mailbox = bus.attachSink(policy: S.delivery)
         let sink = try S(config: config, context: context)
         Task { try await sink.run(updates: SinkUpdates(mailbox)) }

@@ -1,3 +1,4 @@
+import LifelineTestKit
 import Testing
 @testable import NetlinkMonitor
 
@@ -37,40 +38,40 @@ import Testing
 
     @Test func keepsDefaultRoutesAndWatchedInterfacesOnly() {
         let p = EventFilter.program(watching: [2, 7])
-        #expect(run(p, Wire.route(oif: 5, gateway: Wire.gw4)))
-        #expect(run(p, Wire.route(Wire.delRoute, family: 10, priority: 1024, oif: 9, gateway: Wire.gw6)))
-        #expect(run(p, Wire.route(routeType: 7)), "an unreachable default replaces a usable one")
-        #expect(!run(p, Wire.route(family: 10, dstLength: 64, oif: 2, destination: Wire.gw6)))
-        #expect(!run(p, Wire.route(family: 10, dstLength: 0, table: 255, oif: 2)), "local table")
-        #expect(!run(p, Wire.route(table: 100, oif: 2, gateway: Wire.gw4)), "policy-routing table")
+        #expect(run(p, NetlinkWire.route(oif: 5, gateway: NetlinkWire.gw4)))
+        #expect(run(p, NetlinkWire.route(NetlinkWire.delRoute, family: 10, priority: 1024, oif: 9, gateway: NetlinkWire.gw6)))
+        #expect(run(p, NetlinkWire.route(routeType: 7)), "an unreachable default replaces a usable one")
+        #expect(!run(p, NetlinkWire.route(family: 10, dstLength: 64, oif: 2, destination: NetlinkWire.gw6)))
+        #expect(!run(p, NetlinkWire.route(family: 10, dstLength: 0, table: 255, oif: 2)), "local table")
+        #expect(!run(p, NetlinkWire.route(table: 100, oif: 2, gateway: NetlinkWire.gw4)), "policy-routing table")
         // A VPN's pair of broad routes (OpenVPN's def1: 0.0.0.0/1 and 128.0.0.0/1) moves the internet's path.
-        #expect(run(p, Wire.route(dstLength: 1, oif: 9, destination: [128, 0, 0, 0])))
-        #expect(run(p, Wire.route(Wire.delRoute, dstLength: 1, oif: 9, destination: [0, 0, 0, 0])))
-        #expect(run(p, Wire.route(family: 10, dstLength: 3, oif: 9, destination: [0x20] + Array(repeating: 0, count: 15))))
-        #expect(!run(p, Wire.route(dstLength: 8, oif: 9, destination: [10, 0, 0, 0])), "a private network's route")
-        #expect(!run(p, Wire.route(dstLength: 1, table: 100, oif: 9, destination: [0, 0, 0, 0])), "policy-routing table")
-        #expect(run(p, Wire.link(index: 2, flags: 0, name: "v0")))
-        #expect(run(p, Wire.link(Wire.delLink, index: 7, flags: 0, name: "w0")))
-        #expect(!run(p, Wire.link(index: 3, flags: Wire.usable, name: "veth3")))
-        #expect(run(p, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2])))
-        #expect(!run(p, Wire.address(family: 10, prefix: 64, index: 3, Wire.gw6)))
-        #expect(run(p, Wire.message(Wire.error, Wire.i32(0))), "other types pass")
+        #expect(run(p, NetlinkWire.route(dstLength: 1, oif: 9, destination: [128, 0, 0, 0])))
+        #expect(run(p, NetlinkWire.route(NetlinkWire.delRoute, dstLength: 1, oif: 9, destination: [0, 0, 0, 0])))
+        #expect(run(p, NetlinkWire.route(family: 10, dstLength: 3, oif: 9, destination: [0x20] + Array(repeating: 0, count: 15))))
+        #expect(!run(p, NetlinkWire.route(dstLength: 8, oif: 9, destination: [10, 0, 0, 0])), "a private network's route")
+        #expect(!run(p, NetlinkWire.route(dstLength: 1, table: 100, oif: 9, destination: [0, 0, 0, 0])), "policy-routing table")
+        #expect(run(p, NetlinkWire.link(index: 2, flags: 0, name: "v0")))
+        #expect(run(p, NetlinkWire.link(NetlinkWire.delLink, index: 7, flags: 0, name: "w0")))
+        #expect(!run(p, NetlinkWire.link(index: 3, flags: NetlinkWire.usable, name: "veth3")))
+        #expect(run(p, NetlinkWire.address(NetlinkWire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2])))
+        #expect(!run(p, NetlinkWire.address(family: 10, prefix: 64, index: 3, NetlinkWire.gw6)))
+        #expect(run(p, NetlinkWire.message(NetlinkWire.error, NetlinkWire.i32(0))), "other types pass")
         #expect(!run(p, [1, 2, 3]), "too short to be a message")
     }
 
     @Test func watchingNothingStillKeepsRoutes() {
         let p = EventFilter.program(watching: [])
-        #expect(run(p, Wire.route(oif: 2, gateway: Wire.gw4)))
-        #expect(!run(p, Wire.link(index: 2, flags: 0, name: "v0")))
+        #expect(run(p, NetlinkWire.route(oif: 2, gateway: NetlinkWire.gw4)))
+        #expect(!run(p, NetlinkWire.link(index: 2, flags: 0, name: "v0")))
     }
 
     @Test func tooManyWatchedInterfacesLetsAllLinksThrough() {
         let many = Set((1...Int32(EventFilter.maxWatched + 1)))
         let p = EventFilter.program(watching: many)
-        #expect(run(p, Wire.link(index: 9999, flags: 0, name: "x")))
-        #expect(!run(p, Wire.route(family: 10, dstLength: 64, oif: 2, destination: Wire.gw6)))
+        #expect(run(p, NetlinkWire.link(index: 9999, flags: 0, name: "x")))
+        #expect(!run(p, NetlinkWire.route(family: 10, dstLength: 64, oif: 2, destination: NetlinkWire.gw6)))
         let most = EventFilter.program(watching: Set(1...Int32(EventFilter.maxWatched)))
-        #expect(run(most, Wire.link(index: Int32(EventFilter.maxWatched), flags: 0, name: "x")))
-        #expect(!run(most, Wire.link(index: 9999, flags: 0, name: "x")))
+        #expect(run(most, NetlinkWire.link(index: Int32(EventFilter.maxWatched), flags: 0, name: "x")))
+        #expect(!run(most, NetlinkWire.link(index: 9999, flags: 0, name: "x")))
     }
 }

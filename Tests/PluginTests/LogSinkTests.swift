@@ -7,7 +7,7 @@ import LifelineTestKit
 import Logging
 import Synchronization
 import Testing
-@testable import LifelineServices
+@testable import LogSink
 
 @Suite struct LogSinkTests {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("logsink-\(UUID().uuidString.prefix(8))").path

@@ -1,7 +1,7 @@
 import Foundation
 import LifelineCore
 import LifelinePlatform
-import LifelineServices
+import LogSink
 import LifelineTestKit
 import Synchronization
 import Testing

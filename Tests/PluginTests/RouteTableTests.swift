@@ -1,3 +1,4 @@
+import LifelineTestKit
 import Foundation
 import LifelineConfig
 import LifelineCore
@@ -11,10 +12,10 @@ import Testing
     /// v0 (index 2) up with 10.77.0.2/24 and an IPv4 default route via 10.77.0.1.
     static func connected() -> RouteTable {
         var t = RouteTable()
-        feed(&t, Wire.link(index: 1, flags: Wire.up | Wire.running | Wire.loopback, name: "lo", hardware: 772))
-        feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
-        feed(&t, Wire.address(prefix: 24, index: 2, [10, 77, 0, 2]))
-        feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        feed(&t, NetlinkWire.link(index: 1, flags: NetlinkWire.up | NetlinkWire.running | NetlinkWire.loopback, name: "lo", hardware: 772))
+        feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
+        feed(&t, NetlinkWire.address(prefix: 24, index: 2, [10, 77, 0, 2]))
+        feed(&t, NetlinkWire.route(oif: 2, gateway: NetlinkWire.gw4))
         return t
     }
 
@@ -37,65 +38,65 @@ import Testing
 
     @Test func noDefaultRouteIsOffline() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
         #expect(verdict(t, previous: nil) == "offline: no default route")
     }
 
     @Test func linkDownFlushesIPv4RoutesSilentlyAndUpDoesNotRestoreThem() {
         var t = Self.connected()
         let before = t.primary()
-        #expect(Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0")))
+        #expect(Self.feed(&t, NetlinkWire.link(index: 2, flags: 0, name: "v0")))
         #expect(verdict(t, previous: before) == "offline: v0 is down")
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
         #expect(t.primary() == nil, "the kernel does not bring IPv4 routes back")
-        Self.feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(oif: 2, gateway: NetlinkWire.gw4))
         #expect(t.primary()?.name == "v0")
     }
 
     @Test func carrierLossKeepsTheRouteButMakesItUnusable() {
         var t = Self.connected()
         let before = t.primary()
-        #expect(Self.feed(&t, Wire.link(index: 2, flags: Wire.up, name: "v0")))
+        #expect(Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.up, name: "v0")))
         #expect(verdict(t, previous: before) == "offline: carrier lost on v0")
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
         #expect(t.primary()?.name == "v0")
     }
 
     @Test func routeDeleteAndReAdd() {
         var t = Self.connected()
         let before = t.primary()
-        #expect(Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4)))
+        #expect(Self.feed(&t, NetlinkWire.route(NetlinkWire.delRoute, oif: 2, gateway: NetlinkWire.gw4)))
         #expect(verdict(t, previous: before) == "offline: default route via v0 removed")
-        Self.feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(oif: 2, gateway: NetlinkWire.gw4))
         #expect(t.primary()?.name == "v0")
     }
 
     @Test func replaceMovesTheRouteWithoutADelete() {
         var t = Self.connected()
-        Self.feed(&t, Wire.link(index: 5, flags: Wire.usable, name: "w0"))
-        Self.feed(&t, Wire.route(flags: Wire.replace, oif: 5, gateway: Wire.gw4b))
+        Self.feed(&t, NetlinkWire.link(index: 5, flags: NetlinkWire.usable, name: "w0"))
+        Self.feed(&t, NetlinkWire.route(flags: NetlinkWire.replace, oif: 5, gateway: NetlinkWire.gw4b))
         #expect(t.primary()?.name == "w0")
         #expect(t.routes.count == 1)
         let before = t.primary()
-        Self.feed(&t, Wire.route(flags: Wire.replace, routeType: 7))
+        Self.feed(&t, NetlinkWire.route(flags: NetlinkWire.replace, routeType: 7))
         #expect(verdict(t, previous: before) == "offline: default route via w0 replaced by an unreachable route")
     }
 
     @Test func ipv6DefaultRemainsWhenIPv4IsFlushed() {
         var t = Self.connected()
-        Self.feed(&t, Wire.route(family: 10, priority: 1024, oif: 2, gateway: Wire.gw6))
-        Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(family: 10, priority: 1024, oif: 2, gateway: NetlinkWire.gw6))
+        Self.feed(&t, NetlinkWire.route(NetlinkWire.delRoute, oif: 2, gateway: NetlinkWire.gw4))
         #expect(t.primary() == RouteTable.Primary(index: 2, name: "v0", family: 10, priority: 1024))
         let before = t.primary()
-        Self.feed(&t, Wire.route(Wire.delRoute, family: 10, priority: 1024, oif: 2, gateway: Wire.gw6))
+        Self.feed(&t, NetlinkWire.route(NetlinkWire.delRoute, family: 10, priority: 1024, oif: 2, gateway: NetlinkWire.gw6))
         #expect(verdict(t, previous: before) == "offline: default route via v0 removed")
     }
 
     @Test func ipv6RoutesSurviveLinkDownUntilTheKernelDeletesThem() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
-        Self.feed(&t, Wire.route(family: 10, priority: 1024, oif: 2, gateway: Wire.gw6))
-        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
+        Self.feed(&t, NetlinkWire.route(family: 10, priority: 1024, oif: 2, gateway: NetlinkWire.gw6))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: 0, name: "v0"))
         #expect(t.routes.count == 1, "IPv6 deletions are announced, not implied")
         #expect(t.primary() == nil)
     }
@@ -103,43 +104,43 @@ import Testing
     @Test func removingTheLastIPv4AddressFlushesTheRoutes() {
         var t = Self.connected()
         let before = t.primary()
-        #expect(Self.feed(&t, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2])))
+        #expect(Self.feed(&t, NetlinkWire.address(NetlinkWire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2])))
         #expect(verdict(t, previous: before) == "offline: address 10.77.0.2/24 removed from v0")
         #expect(t.routes.isEmpty)
     }
 
     @Test func removingOneOfTwoAddressesKeepsTheRoute() {
         var t = Self.connected()
-        Self.feed(&t, Wire.address(prefix: 24, index: 2, [10, 77, 0, 3]))
-        Self.feed(&t, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 3]))
+        Self.feed(&t, NetlinkWire.address(prefix: 24, index: 2, [10, 77, 0, 3]))
+        Self.feed(&t, NetlinkWire.address(NetlinkWire.delAddr, prefix: 24, index: 2, [10, 77, 0, 3]))
         #expect(t.primary()?.name == "v0")
     }
 
     @Test func multipathNeedsOneLiveHopAndRevivesDeadOnes() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
-        Self.feed(&t, Wire.link(index: 3, flags: Wire.usable, name: "v1"))
-        Self.feed(&t, Wire.route(multipath: [(2, Wire.gw4), (3, Wire.gw4b)]))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 3, flags: NetlinkWire.usable, name: "v1"))
+        Self.feed(&t, NetlinkWire.route(multipath: [(2, NetlinkWire.gw4), (3, NetlinkWire.gw4b)]))
         #expect(t.primary()?.name == "v0")
-        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: 0, name: "v0"))
         #expect(t.primary()?.name == "v1")
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
         #expect(t.primary()?.name == "v0", "the kernel revives the hop of a surviving multipath route")
-        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
-        Self.feed(&t, Wire.link(index: 3, flags: 0, name: "v1"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: 0, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 3, flags: 0, name: "v1"))
         #expect(t.routes.isEmpty && t.primary() == nil)
     }
 
     @Test func lowestMetricWinsAndIgnoredNamesOnlyBreakTies() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "docker0"))
-        Self.feed(&t, Wire.link(index: 3, flags: Wire.usable, name: "eth0"))
-        Self.feed(&t, Wire.route(priority: 100, oif: 3, gateway: Wire.gw4b))
-        Self.feed(&t, Wire.route(priority: 50, oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "docker0"))
+        Self.feed(&t, NetlinkWire.link(index: 3, flags: NetlinkWire.usable, name: "eth0"))
+        Self.feed(&t, NetlinkWire.route(priority: 100, oif: 3, gateway: NetlinkWire.gw4b))
+        Self.feed(&t, NetlinkWire.route(priority: 50, oif: 2, gateway: NetlinkWire.gw4))
         let ignore = NamePatterns(patterns: NetlinkMonitor.Config.defaultIgnore)
         #expect(t.primary(deprioritised: ignore.matches)?.name == "docker0", "metric first")
-        Self.feed(&t, Wire.route(priority: 100, oif: 2, gateway: Wire.gw4))
-        Self.feed(&t, Wire.route(Wire.delRoute, priority: 50, oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(priority: 100, oif: 2, gateway: NetlinkWire.gw4))
+        Self.feed(&t, NetlinkWire.route(NetlinkWire.delRoute, priority: 50, oif: 2, gateway: NetlinkWire.gw4))
         #expect(t.primary(deprioritised: ignore.matches)?.name == "eth0", "equal metric: not the ignored one")
         #expect(t.primary()?.name == "docker0", "without patterns: the lower index")
     }
@@ -147,44 +148,44 @@ import Testing
     @Test func virtualChurnWithoutDefaultRouteIsIrrelevant() {
         var t = Self.connected()
         for i in Int32(10)..<Int32(60) {
-            #expect(!Self.feed(&t, Wire.link(index: i, flags: 0, name: "veth\(i)", infoKind: "veth")))
-            #expect(!Self.feed(&t, Wire.link(index: i, flags: Wire.usable, name: "veth\(i)")))
-            #expect(!Self.feed(&t, Wire.address(family: 10, prefix: 64, index: i, Wire.gw6)))
-            #expect(!Self.feed(&t, Wire.route(family: 10, dstLength: 64, table: 254, oif: i, destination: Wire.gw6)))
-            #expect(!Self.feed(&t, Wire.route(family: 10, dstLength: 8, table: 255, oif: i, destination: Wire.gw6)))
-            #expect(!Self.feed(&t, Wire.link(Wire.delLink, index: i, flags: 0, name: "veth\(i)")))
+            #expect(!Self.feed(&t, NetlinkWire.link(index: i, flags: 0, name: "veth\(i)", infoKind: "veth")))
+            #expect(!Self.feed(&t, NetlinkWire.link(index: i, flags: NetlinkWire.usable, name: "veth\(i)")))
+            #expect(!Self.feed(&t, NetlinkWire.address(family: 10, prefix: 64, index: i, NetlinkWire.gw6)))
+            #expect(!Self.feed(&t, NetlinkWire.route(family: 10, dstLength: 64, table: 254, oif: i, destination: NetlinkWire.gw6)))
+            #expect(!Self.feed(&t, NetlinkWire.route(family: 10, dstLength: 8, table: 255, oif: i, destination: NetlinkWire.gw6)))
+            #expect(!Self.feed(&t, NetlinkWire.link(NetlinkWire.delLink, index: i, flags: 0, name: "veth\(i)")))
         }
         #expect(t.primary()?.name == "v0")
     }
 
     @Test func defaultRoutesOutsideTheMainTableDoNotCount() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "v0"))
-        #expect(!Self.feed(&t, Wire.route(table: 100, oif: 2, gateway: Wire.gw4)))
-        #expect(!Self.feed(&t, Wire.route(table: 252, oif: 2, gateway: Wire.gw4, tableAttribute: 1000)))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"))
+        #expect(!Self.feed(&t, NetlinkWire.route(table: 100, oif: 2, gateway: NetlinkWire.gw4)))
+        #expect(!Self.feed(&t, NetlinkWire.route(table: 252, oif: 2, gateway: NetlinkWire.gw4, tableAttribute: 1000)))
         #expect(t.primary() == nil)
     }
 
     @Test func aLoopbackDefaultIsNotUsable() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 1, flags: Wire.usable | Wire.loopback, name: "lo", hardware: 772))
-        Self.feed(&t, Wire.route(oif: 1))
+        Self.feed(&t, NetlinkWire.link(index: 1, flags: NetlinkWire.usable | NetlinkWire.loopback, name: "lo", hardware: 772))
+        Self.feed(&t, NetlinkWire.route(oif: 1))
         #expect(verdict(t, previous: nil) == "offline: default route via lo unusable: lo is a loopback interface")
     }
 
     @Test func aDeletedLinkTakesItsRoutes() {
         var t = Self.connected()
         let before = t.primary()
-        #expect(Self.feed(&t, Wire.link(Wire.delLink, index: 2, flags: 0, name: "v0")))
+        #expect(Self.feed(&t, NetlinkWire.link(NetlinkWire.delLink, index: 2, flags: 0, name: "v0")))
         #expect(verdict(t, previous: before) == "offline: v0 was removed")
         #expect(t.routes.isEmpty)
     }
 
     @Test func aRepeatedRouteIsKeptOnce() {
         var t = Self.connected()
-        Self.feed(&t, Wire.route(oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(oif: 2, gateway: NetlinkWire.gw4))
         #expect(t.routes.count == 1)
-        Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(NetlinkWire.delRoute, oif: 2, gateway: NetlinkWire.gw4))
         #expect(t.primary() == nil)
     }
 }
@@ -203,7 +204,7 @@ import Testing
     }
 
     func link(_ name: String, hardware: UInt16 = 1, infoKind: String? = nil) -> RouteTable.Link {
-        RouteTable.Link(index: 2, name: name, flags: Wire.usable, hardwareType: hardware, infoKind: infoKind)
+        RouteTable.Link(index: 2, name: name, flags: NetlinkWire.usable, hardwareType: hardware, infoKind: infoKind)
     }
 
     @Test func kindsFromSysfs() throws {
@@ -258,38 +259,38 @@ extension RouteTableTests {
 
     @Test func withNoRouteAtAllTheLowestMissingLayerIsNamed() {
         var t = RouteTable()
-        Self.feed(&t, Wire.link(index: 1, flags: Wire.up | Wire.running | Wire.loopback, name: "lo", hardware: 772))
-        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "eth0"))
+        Self.feed(&t, NetlinkWire.link(index: 1, flags: NetlinkWire.up | NetlinkWire.running | NetlinkWire.loopback, name: "lo", hardware: 772))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: 0, name: "eth0"))
         // docker0 is up with an address, but it never leads to the internet.
-        Self.feed(&t, Wire.link(index: 3, flags: Wire.usable, name: "docker0"))
-        Self.feed(&t, Wire.address(prefix: 16, index: 3, [172, 17, 0, 1]))
+        Self.feed(&t, NetlinkWire.link(index: 3, flags: NetlinkWire.usable, name: "docker0"))
+        Self.feed(&t, NetlinkWire.address(prefix: 16, index: 3, [172, 17, 0, 1]))
         #expect(offline(t, previous: nil) == "link: no network interface is up")
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.up, name: "eth0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.up, name: "eth0"))
         #expect(offline(t, previous: nil) == "carrier: eth0 has no carrier")
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.usable, name: "eth0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "eth0"))
         // An IPv6 link-local address alone reaches no router.
-        Self.feed(&t, Wire.address(family: 10, prefix: 64, index: 2, [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [2]))
+        Self.feed(&t, NetlinkWire.address(family: 10, prefix: 64, index: 2, [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [2]))
         #expect(offline(t, previous: nil) == "address: eth0 has no address")
-        Self.feed(&t, Wire.address(prefix: 24, index: 2, [10, 77, 0, 2]))
+        Self.feed(&t, NetlinkWire.address(prefix: 24, index: 2, [10, 77, 0, 2]))
         #expect(offline(t, previous: nil) == "route: no default route")
     }
 
     @Test func losingTheRouteNamesTheLayerThatWentAway() {
         var t = Self.connected()
         let before = t.primary()
-        Self.feed(&t, Wire.link(index: 2, flags: Wire.up, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: NetlinkWire.up, name: "v0"))
         #expect(offline(t, previous: before) == "carrier: carrier lost on v0")
         t = Self.connected()
-        Self.feed(&t, Wire.link(index: 2, flags: 0, name: "v0"))
+        Self.feed(&t, NetlinkWire.link(index: 2, flags: 0, name: "v0"))
         #expect(offline(t, previous: before) == "link: v0 is down")
         t = Self.connected()
-        Self.feed(&t, Wire.address(Wire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2]))
+        Self.feed(&t, NetlinkWire.address(NetlinkWire.delAddr, prefix: 24, index: 2, [10, 77, 0, 2]))
         #expect(offline(t, previous: before) == "address: address 10.77.0.2/24 removed from v0")
         t = Self.connected()
-        Self.feed(&t, Wire.route(Wire.delRoute, oif: 2, gateway: Wire.gw4))
+        Self.feed(&t, NetlinkWire.route(NetlinkWire.delRoute, oif: 2, gateway: NetlinkWire.gw4))
         #expect(offline(t, previous: before) == "route: default route via v0 removed")
         t = Self.connected()
-        Self.feed(&t, Wire.route(flags: Wire.replace, routeType: 6))
+        Self.feed(&t, NetlinkWire.route(flags: NetlinkWire.replace, routeType: 6))
         #expect(offline(t, previous: before) == "route: default route via v0 replaced by a blackhole route")
     }
 }

@@ -15,7 +15,7 @@ import LifelineReport
 ///
 /// Config keys:
 /// - `log` (string): the event log that "Recent outages" and "Open log" read;
-///   default the file the config's first `log` sink writes.
+///   default the daemon's event log (the file the config's first `log` sink writes).
 public struct TraySink: Sink {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
@@ -31,23 +31,17 @@ public struct TraySink: Sink {
     public static let kind = "tray"
     public static let summary = "Shows a tray icon (StatusNotifierItem) for the state, with a menu: check now, mute, recent outages, open the log."
 
-    public static func config(_ config: Config, readingEventLog path: String) -> Config {
-        var config = config
-        if config.log == nil { config.log = path }
-        return config
-    }
-
     /// How many outages the menu lists.
     static let recentCount = 5
 
     let config: Config
     let context: PluginContext
-    let logPath: String
+    /// Asked each time: a reload may move the daemon's event log.
+    var logPath: String { config.log ?? context.services.eventLog.current }
 
     public init(config: Config, context: PluginContext) throws {
         self.config = config
         self.context = context
-        logPath = config.log ?? context.paths.defaultLogFile
     }
 
     public func run(updates: SinkUpdates) async throws {

@@ -1,7 +1,7 @@
+import LifelineTestKit
 import CNetlink
 import Testing
 @testable import LifelineNet
-@testable import NetlinkMonitor
 
 @Suite struct NetlinkParserTests {
     @Test func wireLayoutMatchesTheKernelHeaders() {
@@ -11,42 +11,42 @@ import Testing
         #expect(LL_SIZEOF_RTMSG == 12)
         #expect(LL_SIZEOF_RTATTR == 4)
         #expect(LL_SIZEOF_RTNEXTHOP == 8)
-        #expect(LL_RTM_NEWROUTE == Wire.newRoute && LL_RTM_DELLINK == Wire.delLink && LL_NLM_F_REPLACE == Wire.replace)
-        #expect(LL_IFF_RUNNING == Wire.running && LL_IFF_LOWER_UP == Wire.lowerUp)
+        #expect(LL_RTM_NEWROUTE == NetlinkWire.newRoute && LL_RTM_DELLINK == NetlinkWire.delLink && LL_NLM_F_REPLACE == NetlinkWire.replace)
+        #expect(LL_IFF_RUNNING == NetlinkWire.running && LL_IFF_LOWER_UP == NetlinkWire.lowerUp)
     }
 
     @Test func parsesALinkWithNameAndKind() {
-        let r = NetlinkParser.parse(Wire.link(index: 3, flags: Wire.usable, name: "wg0", hardware: 65534, infoKind: "wireguard"))
+        let r = NetlinkParser.parse(NetlinkWire.link(index: 3, flags: NetlinkWire.usable, name: "wg0", hardware: 65534, infoKind: "wireguard"))
         #expect(r.problems.isEmpty)
-        #expect(r.messages.map(\.body) == [.newLink(LinkMessage(index: 3, flags: Wire.usable, hardwareType: 65534, name: "wg0", infoKind: "wireguard"))])
+        #expect(r.messages.map(\.body) == [.newLink(LinkMessage(index: 3, flags: NetlinkWire.usable, hardwareType: 65534, name: "wg0", infoKind: "wireguard"))])
     }
 
     @Test func parsesRoutesWithGatewayMetricAndTable() {
-        let r = NetlinkParser.parse(Wire.route(flags: Wire.replace, priority: 100, oif: 2, gateway: Wire.gw4, tableAttribute: 254))
+        let r = NetlinkParser.parse(NetlinkWire.route(flags: NetlinkWire.replace, priority: 100, oif: 2, gateway: NetlinkWire.gw4, tableAttribute: 254))
         #expect(r.problems.isEmpty)
         guard case .newRoute(let route) = r.messages.first?.body else {
             Issue.record("no route: \(r)")
             return
         }
-        #expect(r.messages[0].header.flags == Wire.replace)
+        #expect(r.messages[0].header.flags == NetlinkWire.replace)
         #expect(route.priority == 100 && route.table == 254 && route.destinationLength == 0 && route.type == 1)
-        #expect(route.nextHops == [NextHop(index: 2, gateway: Wire.gw4, flags: 0)])
+        #expect(route.nextHops == [NextHop(index: 2, gateway: NetlinkWire.gw4, flags: 0)])
     }
 
     @Test func parsesMultipathNextHops() {
-        let r = NetlinkParser.parse(Wire.route(multipath: [(2, Wire.gw4), (5, Wire.gw4b)]))
+        let r = NetlinkParser.parse(NetlinkWire.route(multipath: [(2, NetlinkWire.gw4), (5, NetlinkWire.gw4b)]))
         guard case .newRoute(let route) = r.messages.first?.body else {
             Issue.record("no route: \(r)")
             return
         }
         #expect(route.nextHops.map(\.index) == [2, 5])
-        #expect(route.nextHops.map(\.gateway) == [Wire.gw4, Wire.gw4b])
+        #expect(route.nextHops.map(\.gateway) == [NetlinkWire.gw4, NetlinkWire.gw4b])
     }
 
     @Test func parsesSeveralMessagesAndTheEndOfADump() {
-        let bytes = Wire.link(index: 1, flags: Wire.up | Wire.loopback, name: "lo")
-            + Wire.address(prefix: 24, index: 2, [10, 77, 0, 2])
-            + Wire.message(Wire.done, Wire.u32(0))
+        let bytes = NetlinkWire.link(index: 1, flags: NetlinkWire.up | NetlinkWire.loopback, name: "lo")
+            + NetlinkWire.address(prefix: 24, index: 2, [10, 77, 0, 2])
+            + NetlinkWire.message(NetlinkWire.done, NetlinkWire.u32(0))
         let r = NetlinkParser.parse(bytes)
         #expect(r.problems.isEmpty)
         #expect(r.messages.count == 3)
@@ -55,22 +55,22 @@ import Testing
     }
 
     @Test func parsesErrorsAndIgnoresUnknownTypes() {
-        let r = NetlinkParser.parse(Wire.message(Wire.error, Wire.i32(-1) + [UInt8](repeating: 0, count: 16)) + Wire.message(29, [1, 2, 3, 4]))
+        let r = NetlinkParser.parse(NetlinkWire.message(NetlinkWire.error, NetlinkWire.i32(-1) + [UInt8](repeating: 0, count: 16)) + NetlinkWire.message(29, [1, 2, 3, 4]))
         #expect(r.messages.map(\.body) == [.error(-1), .ignored])
     }
 
     @Test func aRuleAddedOrDeletedIsARuleChangeWhateverItSays() {
         // RTM_NEWRULE 32, RTM_DELRULE 33; a fib_rule_hdr is 12 bytes, its content unread.
         let rule = [UInt8](repeating: 0, count: 12)
-        let r = NetlinkParser.parse(Wire.message(32, rule) + Wire.message(33, rule))
+        let r = NetlinkParser.parse(NetlinkWire.message(32, rule) + NetlinkWire.message(33, rule))
         #expect(r.problems.isEmpty)
         #expect(r.messages.map(\.body) == [.ruleChanged, .ruleChanged])
     }
 
     @Test func aLengthPastTheBufferDropsTheRestNotMore() {
-        var bytes = Wire.link(index: 2, flags: Wire.usable, name: "v0")
-        var bad = Wire.link(index: 3, flags: 0, name: "v1")
-        bad.replaceSubrange(0..<4, with: Wire.u32(4096))
+        var bytes = NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0")
+        var bad = NetlinkWire.link(index: 3, flags: 0, name: "v1")
+        bad.replaceSubrange(0..<4, with: NetlinkWire.u32(4096))
         bytes += bad
         let r = NetlinkParser.parse(bytes)
         #expect(r.messages.count == 1)
@@ -78,21 +78,21 @@ import Testing
     }
 
     @Test func aLengthBelowTheHeaderIsRejected() {
-        var bytes = Wire.message(Wire.done, Wire.u32(0))
-        bytes.replaceSubrange(0..<4, with: Wire.u32(3))
+        var bytes = NetlinkWire.message(NetlinkWire.done, NetlinkWire.u32(0))
+        bytes.replaceSubrange(0..<4, with: NetlinkWire.u32(3))
         let r = NetlinkParser.parse(bytes)
         #expect(r.messages.isEmpty)
         #expect(r.problems.count == 1)
     }
 
     @Test func aMalformedBodyDropsOnlyThatMessage() {
-        let short = Wire.message(Wire.newRoute, [2, 0, 0])  // rtmsg needs 12 bytes
-        let badAttribute = Wire.message(Wire.newRoute, [2, 0, 0, 0, 254, 3, 0, 1] + Wire.u32(0) + Wire.u16(200) + Wire.u16(4))
-        let badOIF = Wire.message(Wire.newRoute, [2, 0, 0, 0, 254, 3, 0, 1] + Wire.u32(0) + Wire.attr(4, [1, 2]))
-        let badGateway = Wire.route(oif: 2, gateway: [1, 2, 3])
-        let badHop = Wire.message(Wire.newRoute, [2, 0, 0, 0, 254, 3, 0, 1] + Wire.u32(0) + Wire.attr(9, Wire.u16(64) + [0, 0] + Wire.i32(2)))
-        let shortLink = Wire.message(Wire.newLink, [0, 0, 1, 0])
-        let good = Wire.link(index: 2, flags: Wire.usable, name: "v0")
+        let short = NetlinkWire.message(NetlinkWire.newRoute, [2, 0, 0])  // rtmsg needs 12 bytes
+        let badAttribute = NetlinkWire.message(NetlinkWire.newRoute, [2, 0, 0, 0, 254, 3, 0, 1] + NetlinkWire.u32(0) + NetlinkWire.u16(200) + NetlinkWire.u16(4))
+        let badOIF = NetlinkWire.message(NetlinkWire.newRoute, [2, 0, 0, 0, 254, 3, 0, 1] + NetlinkWire.u32(0) + NetlinkWire.attr(4, [1, 2]))
+        let badGateway = NetlinkWire.route(oif: 2, gateway: [1, 2, 3])
+        let badHop = NetlinkWire.message(NetlinkWire.newRoute, [2, 0, 0, 0, 254, 3, 0, 1] + NetlinkWire.u32(0) + NetlinkWire.attr(9, NetlinkWire.u16(64) + [0, 0] + NetlinkWire.i32(2)))
+        let shortLink = NetlinkWire.message(NetlinkWire.newLink, [0, 0, 1, 0])
+        let good = NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0")
         let r = NetlinkParser.parse(short + good + badAttribute + badOIF + badGateway + badHop + shortLink + good)
         #expect(r.messages.count == 2)
         #expect(r.problems.count == 6)
@@ -105,15 +105,15 @@ import Testing
     }
 
     @Test func anAbsurdPrefixLengthIsRejected() {
-        let r = NetlinkParser.parse(Wire.route(dstLength: 40, oif: 2))
+        let r = NetlinkParser.parse(NetlinkWire.route(dstLength: 40, oif: 2))
         #expect(r.messages.isEmpty && r.problems.count == 1)
     }
 
     @Test func everyTruncationOfAValidDatagramIsSafe() {
-        let bytes = Wire.link(index: 2, flags: Wire.usable, name: "v0", infoKind: "veth")
-            + Wire.address(family: 10, prefix: 64, index: 2, Wire.gw6)
-            + Wire.route(family: 10, priority: 1024, oif: 2, gateway: Wire.gw6)
-            + Wire.route(multipath: [(2, Wire.gw4), (3, Wire.gw4b)])
+        let bytes = NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0", infoKind: "veth")
+            + NetlinkWire.address(family: 10, prefix: 64, index: 2, NetlinkWire.gw6)
+            + NetlinkWire.route(family: 10, priority: 1024, oif: 2, gateway: NetlinkWire.gw6)
+            + NetlinkWire.route(multipath: [(2, NetlinkWire.gw4), (3, NetlinkWire.gw4b)])
         let full = NetlinkParser.parse(bytes)
         #expect(full.messages.count == 4 && full.problems.isEmpty)
         let ends = full.messages.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + Int($1.header.length)) }
@@ -132,8 +132,8 @@ import Testing
     @Test func garbageIsReportedAndNeverCorruptsTheTable() {
         var generator = SplitMix(seed: 42)
         var table = RouteTable()
-        let seeds = [Wire.link(index: 2, flags: Wire.usable, name: "v0"), Wire.route(oif: 2, gateway: Wire.gw4),
-                     Wire.route(multipath: [(2, Wire.gw4), (3, Wire.gw4b)]), Wire.address(prefix: 24, index: 2, [10, 0, 0, 2])]
+        let seeds = [NetlinkWire.link(index: 2, flags: NetlinkWire.usable, name: "v0"), NetlinkWire.route(oif: 2, gateway: NetlinkWire.gw4),
+                     NetlinkWire.route(multipath: [(2, NetlinkWire.gw4), (3, NetlinkWire.gw4b)]), NetlinkWire.address(prefix: 24, index: 2, [10, 0, 0, 2])]
         for round in 0..<5_000 {
             var bytes: [UInt8]
             if round % 2 == 0 {

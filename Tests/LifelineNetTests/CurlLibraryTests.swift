@@ -1,7 +1,6 @@
 import Testing
 
 @testable import LifelineNet
-@testable import ProbeMonitor
 
 /// The loader's answers when the library is not what the probe needs: each
 /// names the library and what failed, and nothing crashes.

@@ -1,7 +1,6 @@
 import Testing
 
 @testable import LifelineNet
-@testable import ProbeMonitor
 
 /// The probe's own reply reader with what servers really send and with what
 /// hostile or broken ones do: every refusal names the host and the problem.
