@@ -63,12 +63,10 @@ public final class BusConnection: @unchecked Sendable {
         return nil
     }
 
-    /// `connect(address:)` on a thread of its own: connecting waits for the
-    /// bus to answer `Hello`, which a stuck bus may never do.
+    /// `connect(address:)` through `Blocking`: connecting waits for the bus to
+    /// answer `Hello`, which a stuck bus may never do; a cancelled caller goes on.
     public static func open(address: String) async throws(BusError) -> BusConnection {
-        let thread = SerialThread(name: "dbus-connect")
-        defer { thread.stop() }
-        let connected = try? await thread.run { () -> Result<BusConnection, BusError> in
+        let connected = await Blocking.runUnlessCancelled { () -> Result<BusConnection, BusError> in
             Result { () throws(BusError) -> BusConnection in try connect(address: address) }
         }
         guard let connected else { throw BusError(name: BusError.failed, "connecting to \(address) was cancelled") }

@@ -78,7 +78,7 @@ final class PluginHost: Service {
     /// children), and the pool's few threads run the debounce timer and every
     /// sink meanwhile.
     static func load(_ reload: @escaping @Sendable () throws(ConfigError) -> DaemonConfig) async throws(ConfigError) -> DaemonConfig {
-        try await DetachedThread.run(reload)
+        try await Blocking.run(reload)
     }
 }
 

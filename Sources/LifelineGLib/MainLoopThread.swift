@@ -18,10 +18,16 @@ import Synchronization
 /// - `run { }` is the `async` form of `sync`.
 /// Timers and fd watches (`addTimeout`, `addWatch`) call back on the loop thread.
 ///
-/// A loop thread runs until `stop()`; the shared one runs for the life of the process.
+/// A loop thread runs until `stop()`; the shared ones run for the life of the process.
 public final class MainLoopThread: @unchecked Sendable {
     /// The process-wide loop that libdbus runs on, started on first use.
     public static let shared = MainLoopThread(name: "lifeline-glib")
+
+    /// The loop of the system bus's clients (the NetworkManager and logind
+    /// monitors), started on first use: whatever another user sends on the
+    /// system bus is dropped there and never waits on the loop that serves the
+    /// daemon's session interface, and the two clients share one thread.
+    public static let systemBus = MainLoopThread(name: "lifeline-sysbus")
 
     /// The `GMainContext *` of this loop, for wrappers in this package that
     /// attach their own sources (libdbus watches). Never leaves the package.

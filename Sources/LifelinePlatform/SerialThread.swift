@@ -1,9 +1,10 @@
 import Glibc
 import Synchronization
 
-/// A thread of its own for blocking calls (fsync, a write to a slow disk, a
-/// synchronous C library), so they never hold one of the few threads of Swift's
-/// cooperative pool, where the debounce timer and every other task run.
+/// A thread of its own for blocking calls that must keep an order (fsync, a
+/// write to a slow disk, a synchronous C library), so they never hold one of the
+/// few threads of the pool, where the debounce timer and every other task run.
+/// A one-off call goes through `Blocking.run` instead.
 ///
 /// Closures submitted with `run` execute one at a time, in the order submitted,
 /// on one named POSIX thread; the awaiting task resumes when its closure is

@@ -58,8 +58,8 @@ public struct Spawn {
         self.environment = environment
     }
 
-    /// Starts the child and returns its pid.
-    public func start() throws(Failure) -> pid_t {
+    /// Starts the child and returns its pid (`start` wraps it in a `Child`).
+    func startProcess() throws(Failure) -> pid_t {
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { $0.map { strdup($0) } + [nil] }
         defer {
@@ -107,12 +107,6 @@ public struct Spawn {
     /// with it (`dieWithParent`): the parent-death signal follows the thread
     /// that started the child, and a pool or one-off thread may end first.
     public static let lifelong = SerialThread(name: "lifeline-spawn")
-
-    /// Starts a child on `lifelong`'s thread.
-    public func startFromLifelongThread() async throws -> pid_t {
-        let request = self
-        return try await Self.lifelong.run { () throws -> pid_t in try request.start() }
-    }
 }
 
 extension Spawn: @unchecked Sendable {}  // sigset_t is plain data

@@ -40,8 +40,8 @@ public final class Lifeline1Service: SessionBusObject {
     let address: @Sendable () -> String?
     private let loop: MainLoopThread
     let logger: Logger
-    private let checkWanted = Wakeup()
-    private let connectionLost = Wakeup()
+    private let checkWanted = AsyncSignal()
+    private let connectionLost = AsyncSignal()
 
     /// `address` names the bus each time a connection is made (the session bus
     /// by default), so a bus that comes back elsewhere is found too.
@@ -308,7 +308,7 @@ public final class Lifeline1Service: SessionBusObject {
 
 /// Wakes the one task waiting in `wait()`; a signal sent while nobody waits is
 /// kept for the next `wait()`, and several such signals count as one.
-package final class Wakeup: Sendable {
+package final class AsyncSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?

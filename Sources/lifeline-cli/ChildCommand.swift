@@ -7,7 +7,7 @@ import LifelinePlatform
 /// `lifeline`'s process group: it stays in the terminal's foreground, so it can
 /// read the terminal and Ctrl-C reaches it as it would without `lifeline`.
 struct ChildCommand {
-    let pid: pid_t
+    let child: Child
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -22,7 +22,7 @@ struct ChildCommand {
         // lifeline's own (the bus socket, the signal pipe) are close-on-exec.
         spawn.closeOtherDescriptors = false
         do {
-            return ChildCommand(pid: try spawn.start())
+            return ChildCommand(child: try spawn.start())
         } catch {
             throw Failure(description: "\(error)")
         }
@@ -44,23 +44,17 @@ struct ChildCommand {
         }
     }
 
-    /// How it ended, once it has; nil while it runs.
+    /// How it ended, once it has (reaped); nil while it runs. The SIGCHLD
+    /// that comes through `SignalPipe` says when to look.
     func ending() -> Ending? {
-        var status: Int32 = 0
-        while true {
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == 0 { return nil }
-            if r < 0 {
-                if errno == EINTR { continue }
-                return .exited(1)
-            }
-            break
+        switch child.ending() {
+        case nil: nil
+        case .exited(let code): .exited(code)
+        case .signaled(let signal): .killed(signal)
         }
-        let signal = status & 0x7F
-        return signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal)
     }
 
-    func send(_ signal: Int32) { _ = kill(pid, signal) }
+    func send(_ signal: Int32) { child.signal(signal) }
 
     /// Waits for the command alone (no daemon to listen to), passing on the
     /// signals sent to `lifeline`; how it ended.

@@ -83,15 +83,15 @@ import Testing
         }
     }
 
-    /// Waits (up to 20 s) for a window of 3 s in which no thread of `pid` wakes;
-    /// says whether one came, and the counts of the last window.
-    static func quietWindow(pid: Int32) async throws -> (Bool, String) {
+    /// Waits (up to `within`, 20 s) for a window of `length` (3 s) in which no
+    /// thread of `pid` wakes; says whether one came, and the counts of the last window.
+    static func quietWindow(pid: Int32, length: Duration = .seconds(3), within: Duration = .seconds(20)) async throws -> (Bool, String) {
         let clock = ContinuousClock()
-        let giveUp = clock.now + .seconds(20)
+        let giveUp = clock.now + within
         var before = ThreadSwitches(pid: pid)
         var last = ""
         while clock.now < giveUp {
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: length)
             let after = ThreadSwitches(pid: pid)
             if after == before { return (true, "\(after.byName)") }
             last = "\(before.byName) → \(after.byName)"

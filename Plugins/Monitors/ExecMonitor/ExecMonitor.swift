@@ -1,4 +1,3 @@
-import CProcess
 import Glibc
 import LifelineCore
 import LifelinePlatform
@@ -121,7 +120,7 @@ public struct ExecMonitor: Monitor {
         } catch let error as Exited {
             throw error
         } catch {
-            // Cancelled (shutdown, reload): ask politely, then kill, on a thread
+            // Cancelled (shutdown, reload): ask politely, then kill, in a task
             // of its own; a hung program must not hold up the daemon.
             child.stop(grace: .seconds(2))
             throw error
@@ -132,16 +131,14 @@ public struct ExecMonitor: Monitor {
 /// The monitor's program: started with `Spawn`, killed with the daemon
 /// however the daemon ends, its standard output read without holding a thread.
 final class MonitorProgram: Sendable {
-    let pid: pid_t
+    let child: Child
     private let output: Int32
     private let input: Int32
-    private let exitNotice: Int32
 
-    private init(pid: pid_t, output: Int32, input: Int32, exitNotice: Int32) {
-        self.pid = pid
+    private init(child: Child, output: Int32, input: Int32) {
+        self.child = child
         self.output = output
         self.input = input
-        self.exitNotice = exitNotice
     }
 
     struct StartFailed: Error, CustomStringConvertible {
@@ -164,22 +161,21 @@ final class MonitorProgram: Sendable {
         spawn.standardInput = toChild[0]
         spawn.standardOutput = fromChild[1]
         spawn.dieWithParent = true
-        let pid: pid_t
+        let child: Child
         do {
-            pid = try await spawn.startFromLifelongThread()
+            child = try await spawn.startFromLifelongThread()
         } catch {
             for fd in toChild + fromChild { close(fd) }
             throw error
         }
         close(toChild[0])
         close(fromChild[1])
-        return MonitorProgram(pid: pid, output: fromChild[0], input: toChild[1], exitNotice: lifeline_pidfd_open(pid))
+        return MonitorProgram(child: child, output: fromChild[0], input: toChild[1])
     }
 
     deinit {
         close(output)
         close(input)
-        if exitNotice >= 0 { close(exitNotice) }
     }
 
     /// The next bytes of output; nil at its end.
@@ -219,42 +215,18 @@ final class MonitorProgram: Sendable {
 
     /// Waits for the program's end (its output already ended) and reaps it.
     func exit() async throws -> ExecMonitor.Exited.Status {
-        while true {
-            var status: Int32 = 0
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid { return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F) }
-            if r < 0, errno != EINTR { return .exited(127) }
-            if r == 0 {
-                if exitNotice >= 0 {
-                    if await DescriptorWaiting.current.wait(for: exitNotice, events: Int16(POLLIN), until: .now + .seconds(86400)) == .cancelled {
-                        throw CancellationError()
-                    }
-                } else {
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-            }
+        guard let ending = await child.exit() else { throw CancellationError() }
+        return switch ending {
+        case .exited(let code): .exited(code)
+        case .signaled(let signal): .signaled(signal)
         }
     }
 
-    /// SIGTERM, SIGKILL `grace` later if it still runs, then reaped: on a
-    /// thread of its own, the caller does not wait.
+    /// SIGTERM, SIGKILL `grace` later if it still runs, then reaped, by a task
+    /// of its own: the caller does not wait.
     func stop(grace: Duration) {
-        let pid = self.pid
-        kill(pid, SIGTERM)
-        let started = DetachedThread.start {
-            let clock = ContinuousClock()
-            let deadline = clock.now + grace
-            var status: Int32 = 0
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                if clock.now >= deadline {
-                    kill(pid, SIGKILL)
-                    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-                    return
-                }
-                usleep(10_000)
-            }
-        }
-        if !started { kill(pid, SIGKILL) }
+        let child = self.child
+        Task { _ = await child.stop(grace: grace) }
     }
 }
 

@@ -53,10 +53,9 @@ public struct LogindMonitor: Monitor {
         // A monitor that starts again (after a failure) knows nothing of a hold from before.
         handle.clearAlertHold()
         defer { handle.clearAlertHold() }
-        // A loop of its own: whatever arrives from the system bus is never
+        // The system bus's loop: whatever arrives from the system bus is never
         // handled on the loop that serves the daemon's session-bus interface.
-        let loop = MainLoopThread(name: "logind")
-        defer { loop.stop() }
+        let loop = MainLoopThread.systemBus
         var pause = Duration.seconds(1)
         var saidSo = false
         while !Task.isCancelled {

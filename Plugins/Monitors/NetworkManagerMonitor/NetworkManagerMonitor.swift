@@ -62,8 +62,7 @@ public struct NetworkManagerMonitor: Monitor {
     /// Connects to the system bus and follows NetworkManager there, again and
     /// again: a bus that goes away (or never was) is waited for, quietly.
     private func keepFollowing(_ client: NetworkManagerClient) async {
-        let loop = MainLoopThread(name: "networkmanager")
-        defer { loop.stop() }
+        let loop = MainLoopThread.systemBus
         var pause = Duration.seconds(1)
         var saidSo = false
         while !Task.isCancelled {

@@ -75,9 +75,9 @@ public struct ExecSink: Sink {
         let timeout = timeout
         let lanes = HookLanes(
             start: { [self] job in start(job) },
-            finish: { process, stopRequested in
+            finish: { process, stopRequested, stopNotice in
                 let began = ContinuousClock.now
-                let (outcome, output) = process.wait(timeout: timeout, stopRequested: stopRequested) { line in
+                let (outcome, output) = process.wait(timeout: timeout, stopRequested: stopRequested, stopNotice: stopNotice) { line in
                     logger.info("hook \(process.path): \(line)")
                 }
                 if output.discardedBytes > 0 {

@@ -17,8 +17,9 @@ final class HookLanes: Sendable {
 
     /// How a job becomes a running process: the permission check and the spawn.
     typealias Start = @Sendable (Job) -> HookProcess?
-    /// Runs a started process to its end (blocks, on the lane's thread).
-    typealias Finish = @Sendable (HookProcess, _ stopRequested: () -> Bool) -> Void
+    /// Runs a started process to its end (blocks, on the lane's thread);
+    /// `stopNotice` turns readable when `stop` is called.
+    typealias Finish = @Sendable (HookProcess, _ stopRequested: () -> Bool, _ stopNotice: Int32) -> Void
 
     private struct Lane {
         var running = false
@@ -30,15 +31,33 @@ final class HookLanes: Sendable {
         var stopping = false
         var busy = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The write end of `stopNotice`'s pipe, closed by `stop`.
+        var noticeWriter: Int32 = -1
     }
 
     private let state = Mutex(State())
     private let start: Start
     private let finish: Finish
 
+    /// The read end of a pipe whose write end `stop` closes: readable from
+    /// then on, so a running hook's wait wakes for the stop, not a timer.
+    private let stopNotice: Int32
+
     init(start: @escaping Start, finish: @escaping Finish) {
         self.start = start
         self.finish = finish
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            state.withLock { $0.noticeWriter = ends[1] }
+        }
+        stopNotice = ends[0]
+    }
+
+    deinit {
+        if stopNotice >= 0 { close(stopNotice) }
+        let writer = state.withLock { $0.noticeWriter }
+        if writer >= 0 { close(writer) }
     }
 
     /// Hands `job` to its hook's lane. An idle lane starts it at once, on the
@@ -64,7 +83,7 @@ final class HookLanes: Sendable {
         }
         let thread = SerialThread(name: "lifeline-hook")
         thread.perform { [self] in
-            finish(process, { self.isStopping })
+            finish(process, { self.isStopping }, stopNotice)
             runNext(after: job.hook.name)
         }
         thread.stop()  // ends once the lane has nothing left to run
@@ -81,7 +100,7 @@ final class HookLanes: Sendable {
     private func runNext(after name: String) {
         while let job = takePending(name) {
             guard let process = start(job) else { continue }
-            finish(process, { self.isStopping })
+            finish(process, { self.isStopping }, stopNotice)
         }
     }
 
@@ -109,6 +128,8 @@ final class HookLanes: Sendable {
         state.withLock { s in
             s.stopping = true
             for name in s.lanes.keys { s.lanes[name]?.pending = nil }
+            if s.noticeWriter >= 0 { close(s.noticeWriter) }
+            s.noticeWriter = -1
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { s -> Bool in

@@ -5,11 +5,13 @@ import LifelinePlatform
 /// One run of a hook: started with `Spawn` from the descriptor that was checked (argv, never a shell) in a
 /// process group of its own, the event on its standard input, its standard
 /// output and error in one pipe that the daemon reads. `wait` blocks, so it runs
-/// on a thread of its own (`HookLanes`).
+/// on its lane's thread (`HookLanes`), which sleeps in one `poll` on the pipe
+/// and the hook's pidfd (`Child`).
 final class HookProcess: @unchecked Sendable {
     // @unchecked: used by one thread at a time (started by the dispatcher, then
     // handed to the hook's lane).
-    let pid: pid_t
+    let child: Child
+    var pid: pid_t { child.pid }
     /// The hook as its folder lists it, for log lines (what runs is the file
     /// opened and checked, symbolic links resolved).
     let path: String
@@ -30,6 +32,13 @@ final class HookProcess: @unchecked Sendable {
         case timedOut(killed: Bool)
         /// Still running when the sink stopped (shutdown, reload): stopped the same way.
         case stopped(killed: Bool)
+
+        init(_ ending: Child.Ending) {
+            self = switch ending {
+            case .exited(let code): .exited(code)
+            case .signaled(let signal): .signaled(signal)
+            }
+        }
     }
 
     /// A script's checked descriptor, which its interpreter reads through
@@ -84,12 +93,12 @@ final class HookProcess: @unchecked Sendable {
         spawn.standardOutput = outPipe[1]
         spawn.standardError = outPipe[1]
         spawn.newProcessGroup = true
-        let started = Result { () throws(Spawn.Failure) -> pid_t in try spawn.start() }
+        let started = Result { () throws(Spawn.Failure) -> Child in try spawn.start() }
         close(stdinPipe[0])
         close(outPipe[1])
         switch started {
-        case .success(let pid):
-            self.pid = pid
+        case .success(let child):
+            self.child = child
             output = outPipe[0]
             running = true
         case .failure(let failed):
@@ -128,25 +137,28 @@ final class HookProcess: @unchecked Sendable {
 
     /// Reads the hook's output into `lines` until the hook ends, stopping it
     /// when it runs past `timeout` or when `stopRequested()` turns true: SIGTERM
-    /// to its process group, SIGKILL `killAfter` later. Blocks.
-    func wait(timeout: Duration, killAfter: Duration = .seconds(2), stopRequested: () -> Bool,
+    /// to its process group, SIGKILL `killAfter` later. `stopNotice`: a
+    /// descriptor that turns readable when the stop is asked for, so the wait
+    /// wakes for it (-1: none, and the stop is looked for every 100 ms). Blocks.
+    func wait(timeout: Duration, killAfter: Duration = .seconds(2), stopRequested: () -> Bool, stopNotice: Int32 = -1,
               lines: (String) -> Void) -> (outcome: Outcome, output: HookOutput) {
         let clock = ContinuousClock()
         let started = clock.now
         var capture = HookOutput()
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        var status: Int32?
+        var ending: Child.Ending?
         var termSent: ContinuousClock.Instant?
         var killed = false
         var timedOut = false
-        var idle = Duration.milliseconds(1)
         while true {
-            if status == nil { status = reap() }
-            if status != nil, let sent = termSent, !killed, groupAlive() {
+            if ending == nil { ending = child.ending() }
+            if ending != nil, let sent = termSent, !killed, child.groupAlive {
                 // The leader is gone but what it started may ignore SIGTERM: the
                 // group still gets its SIGKILL when the grace is over.
+                // No descriptor tells when a group empties: looked at every 10-50 ms
+                // for the grace's 2 s at most.
                 if clock.now - sent >= killAfter {
-                    kill(-pid, SIGKILL)
+                    child.signal(SIGKILL)
                     killed = true
                 } else if output >= 0 {
                     _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 50)
@@ -155,33 +167,32 @@ final class HookProcess: @unchecked Sendable {
                 }
                 continue
             }
-            if let status {
+            if let ending {
                 // Take what is already in the pipe; a child the hook left behind may
                 // hold it open, and is not waited for.
                 if output >= 0 { _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 0) }
                 if let last = capture.finish() { lines(last) }
                 let outcome: Outcome = termSent == nil
-                    ? ((status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signaled(status & 0x7f))
+                    ? Outcome(ending)
                     : timedOut ? .timedOut(killed: killed) : .stopped(killed: killed)
                 return (outcome, capture)
             }
             let now = clock.now
             if termSent == nil, now - started >= timeout || stopRequested() {
                 timedOut = now - started >= timeout
-                kill(-pid, SIGTERM)
+                child.signal(SIGTERM)
                 termSent = now
             } else if let sent = termSent, !killed, now - sent >= killAfter {
-                kill(-pid, SIGKILL)
+                child.signal(SIGKILL)
                 killed = true
             }
-            if output >= 0 {
-                // Wakes at once on output or on the hook's end (the pipe closes),
-                // else soon enough to keep its deadlines.
-                _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 100)
-            } else {
-                // The hook closed its output and still runs: nothing to wait on but time.
-                usleep(UInt32(idle.components.attoseconds / 1_000_000_000_000))
-                idle = min(idle * 2, .milliseconds(50))
+            // Wakes at once on output, on the hook's end (its pidfd) or on the
+            // sink's stop (its notice, until the stop is under way), else at
+            // the next deadline.
+            var next = termSent.map { $0 + killAfter } ?? started + timeout
+            if stopNotice < 0 { next = min(next, now + .milliseconds(100)) }
+            if child.waitForExit(orReadable: output, orWoken: termSent == nil ? stopNotice : -1, by: next) {
+                _ = read(buffer: &buffer, capture: &capture, lines: lines, waitMs: 0)
             }
         }
     }
@@ -203,17 +214,5 @@ final class HookProcess: @unchecked Sendable {
             output = -1
         }
         return false
-    }
-
-    /// Whether any process of the hook's group is left. The group's number
-    /// stays taken while it has a member, so it names no one else's.
-    private func groupAlive() -> Bool { kill(-pid, 0) == 0 }
-
-    private func reap() -> Int32? {
-        var raw: Int32 = 0
-        let r = waitpid(pid, &raw, WNOHANG)
-        if r == pid { return raw }
-        if r < 0, errno != EINTR { return 0x7f00 }  // gone without a status (ECHILD): count as exit 127
-        return nil
     }
 }

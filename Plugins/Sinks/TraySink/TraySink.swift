@@ -128,16 +128,14 @@ public struct TraySink: Sink {
     }
 
     /// Lists the last outages of the log in the menu. The log and its
-    /// rotations are read on a thread of their own: megabytes of reading must
+    /// rotations are read through `Blocking`: megabytes of reading must
     /// not hold a thread of the pool, where the debounce timer runs. A host
     /// that asks again while a read is under way gets that read's answer.
     private func refreshOutages(_ item: StatusNotifierItem) async {
         guard item.startReadingOutages() else { return }
         defer { item.doneReadingOutages() }
         let path = logPath
-        let reader = SerialThread(name: "lifeline-tray-log")
-        defer { reader.stop() }
-        guard let lines = try? await reader.run({ Self.recentOutages(path, now: WallClock.micros()) }) else { return }
+        guard let lines = await Blocking.runUnlessCancelled({ Self.recentOutages(path, now: WallClock.micros()) }) else { return }
         item.setOutages(lines)
     }
 

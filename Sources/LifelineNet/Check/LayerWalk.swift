@@ -1,7 +1,6 @@
 import Glibc
 import LifelineCore
 import LifelinePlatform
-import Synchronization
 
 /// `lifeline diagnose`: every layer checked now, in order, for each address
 /// family that has a default route (link, carrier, address, route, gateway,
@@ -439,31 +438,18 @@ private struct FamilyWalk {
         return (storage, socklen_t(MemoryLayout<sockaddr_in>.size))
     }
 
-    /// `getaddrinfo` on a thread of its own, waited for at most `timeout`:
-    /// glibc asks a silent resolver for 10 s (two tries of 5 s) whatever we
-    /// want. Nil when no answer came in time; `.some(nil)` when the answer was
-    /// "no such name". A lookup still running is left to end on its thread.
+    /// The first address of `name`, looked up as the probe's own client does
+    /// (`PlainHTTPLookup`), waited for at most `timeout`: glibc asks a silent
+    /// resolver for 10 s (two tries of 5 s) whatever we want. Nil when no
+    /// answer came in time; `.some(nil)` when the answer was "no such name"; a
+    /// blocker's 0.0.0.0 or :: as it is. A lookup still running ends on its thread.
     package static func resolve(_ name: String, ipv6: Bool, timeout: Duration) -> String?? {
-        let answer = Mutex<String??>(nil)
-        let thread = SerialThread(name: "lifeline-dns")
-        defer { thread.stop() }
-        _ = thread.perform { let found = resolve(name, ipv6: ipv6); answer.withLock { $0 = .some(found) } }
-        let deadline = ContinuousClock.now + timeout
-        repeat {
-            if let done = answer.withLock({ $0 }) { return done }
-            usleep(5_000)
-        } while ContinuousClock.now < deadline
-        return answer.withLock { $0 }
-    }
-
-    package static func resolve(_ name: String, ipv6: Bool) -> String? {
-        var hints = addrinfo()
-        hints.ai_family = ipv6 ? AF_INET6 : AF_INET
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(name, nil, &hints, &result) == 0, let first = result else { return nil }
-        defer { freeaddrinfo(result) }
-        return first.pointee.ai_addr.flatMap { numericHost($0) }
+        switch PlainHTTPLookup.resolveWaiting(name, port: 80, family: ipv6 ? AF_INET6 : AF_INET, deadline: .now + timeout) {
+        case .found(let addresses): .some(addresses.first.flatMap { $0.withSockaddr { address, _ in numericHost(address) } })
+        case .blocked(let address): .some(address)
+        case .failed: .some(nil)
+        case .timedOut, .cancelled: nil
+        }
     }
 
     /// A non-blocking connect bounded by `timeout`: 0 on success, else the errno.

@@ -117,6 +117,23 @@ package final class PlainHTTPLookup: @unchecked Sendable {
         }
     }
 
+    /// `resolve` for a caller that may block (the layer walk of `diagnose`):
+    /// one `poll` on the same eventfd.
+    package static func resolveWaiting(_ name: String, port: Int, family: Int32, deadline: ContinuousClock.Instant) -> Outcome {
+        guard let lookup = PlainHTTPLookup(name: name, port: port, family: family) else {
+            return .failed(String(cString: strerror(errno)))
+        }
+        guard lookup.start() else { return .failed("could not start a thread for the lookup") }
+        while lookup.answer.withLock({ $0 }) == nil {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { break }
+            var p = pollfd(fd: lookup.done, events: Int16(POLLIN), revents: 0)
+            let (seconds, attoseconds) = left.components
+            _ = poll(&p, 1, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1))
+        }
+        return lookup.answer.withLock { $0 } ?? .timedOut
+    }
+
     /// Starts the thread, which holds the lookup until it ends.
     private func start() -> Bool {
         DetachedThread.start { [self] in run() }
