@@ -23,6 +23,9 @@ public struct StateEvent: Sendable, Equatable, Codable {
     public var underneath: String = ""
     /// The kind of `underneath`.
     public var underneathKind: InterfaceKind = .none
+    /// How well the connection works, while `online` and known: an attribute
+    /// that changes in place, never a transition.
+    public var quality: Quality?
 
     public init(
         state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
@@ -50,7 +53,8 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case connection
         case diagnosis, families
         // `underneath` and `underneath_kind` are written only through a VPN,
-        // after these: they are no field every event has.
+        // and `quality` and `quality_details` only while known, after these:
+        // they are no field every event has.
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the

@@ -56,6 +56,7 @@ public enum JSONText {
         if !e.underneath.isEmpty {
             fields += [("underneath", quote(e.underneath)), ("underneath_kind", quote(e.underneathKind.rawValue))]
         }
+        if let q = e.quality { fields += qualityFields(q) }
         fields += extra
         return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }

@@ -55,6 +55,7 @@ public struct StateRecord: Sendable, Equatable {
         // Written since the layered diagnosis; older files and log lines lack them.
         var diagnosis = Diagnosis.none, families = FamilyStates(), familiesValid = true
         var underneath = "", underneathKind = InterfaceKind.none  // written since VPNs are told apart
+        var qualityLevel: QualityLevel?, qualityDetails: [UInt8]?  // written while a quality is known
         let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
             switch (key, value) {
             case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
@@ -72,6 +73,8 @@ public struct StateRecord: Sendable, Equatable {
             case ("diagnosis", .string(let s)): diagnosis = Diagnosis(rawValue: s) ?? .none
             case ("underneath", .string(let s)): underneath = s
             case ("underneath_kind", .string(let s)): underneathKind = InterfaceKind(rawValue: s) ?? .none
+            case ("quality", .string(let s)): qualityLevel = QualityLevel(rawValue: s)
+            case ("quality_details", .nested(let text)): qualityDetails = text
             case ("families", .nested(let text)):
                 if let f = parseFamilies(text) { families = f } else { familiesValid = false }
             default: break
@@ -89,6 +92,7 @@ public struct StateRecord: Sendable, Equatable {
         event.families = families
         event.underneath = underneath
         event.underneathKind = underneathKind
+        if let qualityLevel, let qualityDetails { event.quality = Quality.parse(level: qualityLevel, details: qualityDetails) }
         return (event, (pid, mutedUntil))
     }
 
