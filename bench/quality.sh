@@ -67,11 +67,14 @@ for quality in false true; do
     XDG_RUNTIME_DIR=$work/$quality/run XDG_STATE_HOME=$work/$quality/state \
         ip netns exec "$client" "$bin" daemon --config "$work/$quality/config/config.toml" 2> "$work/$quality/daemon.log" &
     daemon=$!
+    # The daemon's own pid, as its state file names it (the front binary may
+    # have started it as a child).
     pid=
-    for _ in $(seq 100); do pid=$(pgrep -P "$daemon" -n || true); [ -n "$pid" ] && break; sleep 0.1; done
-    pid=${pid:-$daemon}
-    # The daemon is the deepest process under `ip netns exec` (it may exec the daemon binary).
-    while child=$(pgrep -P "$pid" -n); do pid=$child; done
+    for _ in $(seq 300); do
+        pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$work/$quality/run/lifeline/state.json" 2>/dev/null || true)
+        [ -n "$pid" ] && break
+        sleep 0.1
+    done
     sleep 5
     read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$pid/stat")
     w0=$(cat /proc/$pid/task/*/status | awk '/^voluntary_ctxt_switches/ {n += $2} END {print n}')

@@ -51,7 +51,7 @@ public struct QualityEstimator: Sendable {
         public var degradedRttMs = 300.0
         public var poorRttMs = 1000.0
         public var degradedShare = 0.01
-        public var poorShare = 0.08
+        public var poorShare = 0.05
         /// Probe round trips this slow mean `degraded` on their own.
         public var degradedProbeRttMs = 1000.0
         /// DNS failures in the window: one is `degraded`, this many `poor`.

@@ -16,7 +16,7 @@ final class QualityMetrics: @unchecked Sendable {
     private let share: ValueHistogram
     private var observed: Int64 = 0
 
-    /// Bounds around the estimator's thresholds (300 ms and 1 s; 1 % and 8 %).
+    /// Bounds around the estimator's thresholds (300 ms and 1 s; 1 % and 5 %).
     static let rttBuckets = [0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2]
     static let shareBuckets = [0.001, 0.005, 0.01, 0.02, 0.05, 0.08, 0.15, 0.3]
 
