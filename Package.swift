@@ -156,12 +156,12 @@ let package = Package(
         ),
 
         library("LifelineTestKit", ["LifelineCore", "CProcess"]),
-        // The throughput and D-Bus call benchmarks: the bus on the daemon's executor.
+        // The throughput and D-Bus call benchmarks (the bus on the daemon's executor), and a quality sample's cost.
         .executableTarget(
             name: "lifeline-bench",
             dependencies: [
                 "LifelineCore", "LifelinePlatform", "LifelineExecutor", "LifelineDaemon", "LifelineDBus",
-                "LifelineConfig", "LifelineServices", logging,
+                "LifelineConfig", "LifelineServices", "LifelineNet", logging,
             ],
             swiftSettings: strict
         ),

@@ -58,6 +58,20 @@ def hyperfine(text):
     return found
 
 
+def quality_sample(connections):
+    """bench/quality.sh: "connections N: per sample X µs CPU, Y voluntary switches (…)"."""
+    return regex(r"^connections %d: per sample ([\d.]+) µs CPU, ([\d.]+) voluntary switches" % connections,
+                 lambda cpu, switches: "%s µs CPU, %s wake-ups per sample" % (cpu, switches))
+
+
+def quality_daemon(text):
+    """bench/quality.sh: the daemon's CPU, wake-ups and memory without and with the quality reading."""
+    found = dict(re.findall(r"^quality=(false|true): (cpu \d+ ms in \d+ s, wake-ups \d+, VmRSS \d+ kB)", text, re.M))
+    if "false" not in found or "true" not in found:
+        return None
+    return "%s → %s" % (found["false"], found["true"])
+
+
 # Each row: (area, measure, goal, script, reader). A reader takes the script's
 # output and returns the cell, or None when its line is not there.
 def rounds_probe(which):
@@ -251,6 +265,10 @@ ROWS = [
     ("idle", "wake-ups (voluntary context switches, all threads), online", "≤ 2 per probe interval", "idle",
      idle_threads("-- online, idle")),
     ("idle", "wake-ups, limited (blackholed), after the outage's first minute", "≤ 2 per probe interval", "idle", idle_threads("-- limited")),
+    ("quality", "one quality sample, 10 open connections: CPU, wake-ups", "no extra wake-up", "quality", quality_sample(10)),
+    ("quality", "one quality sample, 100 open connections", "—", "quality", quality_sample(100)),
+    ("quality", "one quality sample, 1000 open connections", "—", "quality", quality_sample(1000)),
+    ("quality", "daemon, 100 connections uploading: `quality = false` → `true`", "—", "quality", quality_daemon),
     ("idle", "probe requests while idle and online", "≤ 1 per 30 s", "probe",
      regex(r"(\d+) requests in (\d+) s", lambda n, s: "%s in %s s" % (n, s))),
     ("idle", "tmux sink with one server, idle: context switches in 10 s", "0 more than without", "tmux-servers",

@@ -149,4 +149,44 @@ static const uint16_t LL_NUD_FAILED = NUD_FAILED;
 static const uint16_t LL_NUD_NOARP = NUD_NOARP;
 static const uint16_t LL_NUD_PERMANENT = NUD_PERMANENT;
 
+// sock_diag: the kernel's view of every TCP socket (`ss -ti`), read while the
+// user's traffic flows to tell how well the connection works. Offsets into
+// `struct tcp_info` come from the header, so a field the kernel added later
+// is read only when the reply is long enough to hold it.
+#include <stddef.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
+// glibc's copy of `struct tcp_info` (linux/tcp.h clashes with it in Swift's Glibc module).
+#include <netinet/tcp.h>
+#include <netinet/in.h>
+static const int LL_NETLINK_SOCK_DIAG = NETLINK_SOCK_DIAG;
+static const uint16_t LL_SOCK_DIAG_BY_FAMILY = SOCK_DIAG_BY_FAMILY;
+static const uint16_t LL_INET_DIAG_INFO = INET_DIAG_INFO;
+static const uint8_t LL_IPPROTO_TCP = IPPROTO_TCP;
+// The kernel's TCP_ESTABLISHED (include/net/tcp_states.h, not exported to user space).
+static const uint8_t LL_TCP_ESTABLISHED = 1;
+static const uint32_t LL_SIZEOF_INET_DIAG_REQ_V2 = sizeof(struct inet_diag_req_v2);
+static const uint32_t LL_SIZEOF_INET_DIAG_MSG = sizeof(struct inet_diag_msg);
+static const uint32_t LL_IDIAG_SPORT = offsetof(struct inet_diag_msg, id.idiag_sport);
+static const uint32_t LL_IDIAG_DPORT = offsetof(struct inet_diag_msg, id.idiag_dport);
+static const uint32_t LL_IDIAG_SRC = offsetof(struct inet_diag_msg, id.idiag_src);
+static const uint32_t LL_IDIAG_DST = offsetof(struct inet_diag_msg, id.idiag_dst);
+static const uint32_t LL_IDIAG_IF = offsetof(struct inet_diag_msg, id.idiag_if);
+static const uint32_t LL_IDIAG_COOKIE = offsetof(struct inet_diag_msg, id.idiag_cookie);
+static const uint32_t LL_IDIAG_INODE = offsetof(struct inet_diag_msg, idiag_inode);
+static const uint32_t LL_TCPI_STATE = offsetof(struct tcp_info, tcpi_state);
+static const uint32_t LL_TCPI_RTO = offsetof(struct tcp_info, tcpi_rto);
+static const uint32_t LL_TCPI_LOST = offsetof(struct tcp_info, tcpi_lost);
+static const uint32_t LL_TCPI_RETRANS = offsetof(struct tcp_info, tcpi_retrans);
+static const uint32_t LL_TCPI_RTT = offsetof(struct tcp_info, tcpi_rtt);
+static const uint32_t LL_TCPI_RTTVAR = offsetof(struct tcp_info, tcpi_rttvar);
+static const uint32_t LL_TCPI_TOTAL_RETRANS = offsetof(struct tcp_info, tcpi_total_retrans);
+// Fields glibc's copy lacks, at their offsets in the kernel's (fields are only ever appended).
+static const uint32_t LL_TCPI_SEGS_OUT = 136;
+static const uint32_t LL_TCPI_SEGS_IN = 140;
+static const uint32_t LL_TCPI_MIN_RTT = 148;
+static const uint32_t LL_TCPI_DATA_SEGS_OUT = 156;
+static const uint32_t LL_TCPI_LAST_DATA_RECV = offsetof(struct tcp_info, tcpi_last_data_recv);
+static const uint32_t LL_TCPI_LAST_ACK_RECV = offsetof(struct tcp_info, tcpi_last_ack_recv);
+
 #endif

@@ -326,6 +326,17 @@ public final class Bus: BusControl, Sendable {
         }
     }
 
+    /// How well the connection works (the probe's reading of the user's own
+    /// traffic); nil when unknown. An attribute: every sink gets it as an
+    /// update that is no transition.
+    func reportQuality(_ quality: Quality?, slot: StatePipeline.Slot) {
+        state.withLock { s in
+            guard s.pipeline.owns(slot), s.notices.quality != quality else { return }
+            s.notices.quality = quality
+            s.fanOut.post(s.currentUpdate)
+        }
+    }
+
     /// The daemon is stopping cleanly: every sink gets one more update that says
     /// so (the log writes it down, so the time until the next start is known).
     public func announceStop() {

@@ -8,6 +8,8 @@ struct SinkNotices {
     /// Nil while no notification sink has said (none configured).
     var notificationServerPresent: Bool?
     var stoppingAt: Int64?
+    /// How well the connection works, as the probe last read it from the user's traffic.
+    var quality: Quality?
 
     /// True when that is news.
     mutating func reportNotificationServer(present: Bool) -> Bool {
@@ -28,6 +30,8 @@ struct SinkNotices {
         update.jobs = jobs.jobs
         update.sleep = holds.sleep
         update.stoppingAt = stoppingAt
+        // Only `online` has a quality: the attribute says how well it works.
+        update.event.quality = event.state == .online ? quality : nil
         return update
     }
 }

@@ -26,6 +26,9 @@ public struct StateEvent: Sendable, Equatable, Codable {
     /// The network's captive-portal API on `interface`, where one was
     /// announced, with the keys its last answer gave.
     public var captivePortal: CaptivePortal?
+    /// How well the connection works, while `online` and known: an attribute
+    /// that changes in place, never a transition.
+    public var quality: Quality?
 
     public init(
         state: ConnectivityState, previous: ConnectivityState, since: Int64, interface: String = "",
@@ -53,8 +56,9 @@ public struct StateEvent: Sendable, Equatable, Codable {
         case connection
         case diagnosis, families
         // `underneath` and `underneath_kind` are written only through a VPN,
-        // and `captive_portal` only where a network announced one, after
-        // these: they are no field every event has.
+        // and `captive_portal` only where a network announced one, and `quality`
+        // and `quality_details` only while known, after these: they are no field
+        // every event has.
     }
 
     /// The start-up `unknown`. `sequence` is the last one a previous run of the

@@ -18,7 +18,7 @@ public enum Lifeline1 {
         ("State", "s"), ("Previous", "s"), ("Since", "t"), ("Interface", "s"), ("Kind", "s"),
         ("Reason", "s"), ("RttMs", "d"), ("Metered", "b"), ("Sequence", "t"), ("MutedUntil", "t"),
         ("Diagnosis", "s"),
-    ]
+    ] + qualitySignatures
 
     /// The property values for `e` and the mute (µs since the epoch, 0 when not
     /// muted), in `propertySignatures` order.
@@ -35,7 +35,7 @@ public enum Lifeline1 {
             ("Sequence", .uint64(e.sequence)),
             ("MutedUntil", .uint64(mutedUntil)),
             ("Diagnosis", .string(e.diagnosis.rawValue)),
-        ]
+        ] + qualityProperties(e.quality)
     }
 
     /// Every field of the published event under its JSON name: `StateChanged`'s details.
@@ -60,7 +60,7 @@ public enum Lifeline1 {
         }
         // Only where a network announced one, as in the event's JSON.
         if let portal = e.captivePortal { fields.append(("captive_portal", captivePortalValue(portal))) }
-        return fields
+        return fields + qualityFields(e)
     }
 
     /// `a{ss}`: family name → state, only the families that have a default route.
@@ -108,6 +108,7 @@ public enum Lifeline1 {
         event.underneath = fields["underneath"]?.string ?? ""
         event.underneathKind = fields["underneath_kind"]?.string.flatMap(InterfaceKind.init(rawValue:)) ?? .none
         event.captivePortal = captivePortal(from: fields["captive_portal"])
+        event.quality = quality(level: fields["quality"], details: fields["quality_details"])
         return event
     }
 

@@ -9,6 +9,8 @@ public enum EventLog {
         public var events: [StateEvent]
         /// The marks, each with the number of transitions that came before it in the log.
         public var marks: [(before: Int, mark: LogMark)] = []
+        /// The quality readings, oldest first (`QualityMark`).
+        public var qualities: [QualityMark] = []
         public var badLines: Int
         /// The files that had unreadable lines, oldest first, and how many each.
         public var badLinesByFile: [(path: String, count: Int)]
@@ -20,6 +22,7 @@ public enum EventLog {
         files.append(path)
         var events: [StateEvent] = []
         var marks: [(before: Int, mark: LogMark)] = []
+        var qualities: [QualityMark] = []
         var bad = 0
         var badByFile: [(path: String, count: Int)] = []
         for file in files {
@@ -33,13 +36,17 @@ public enum EventLog {
                     events.append(event)
                 } else if let mark = LogMark.parse(line) {
                     marks.append((events.count, mark))
+                } else if let quality = QualityMark.parse(line) {
+                    qualities.append(quality)
                 } else {
                     bad += 1
                 }
             }
             if bad > badBefore { badByFile.append((file, bad - badBefore)) }
         }
-        return Contents(events: events, marks: marks, badLines: bad, badLinesByFile: badByFile)
+        var contents = Contents(events: events, marks: marks, badLines: bad, badLinesByFile: badByFile)
+        contents.qualities = qualities
+        return contents
     }
 
     /// The sequence number of the last transition of the log: the last whole

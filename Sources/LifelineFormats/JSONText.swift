@@ -70,6 +70,7 @@ public enum JSONText {
         }
         // Only where a network announced a captive-portal API.
         if let portal = e.captivePortal { fields.append(("captive_portal", captivePortal(portal))) }
+        if let q = e.quality { fields += qualityFields(q) }
         fields += extra
         return "{" + fields.map { quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }

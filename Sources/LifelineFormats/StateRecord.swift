@@ -56,6 +56,7 @@ public struct StateRecord: Sendable, Equatable {
         var diagnosis = Diagnosis.none, families = FamilyStates(), familiesValid = true
         var underneath = "", underneathKind = InterfaceKind.none  // written since VPNs are told apart
         var captivePortal: CaptivePortal?  // only where a network announced one
+        var qualityLevel: QualityLevel?, qualityDetails: [UInt8]?  // written while a quality is known
         let wellFormed = FlatJSON.forEachMember(Array(bytes)) { key, value in
             switch (key, value) {
             case ("state", .string(let s)): state = ConnectivityState(rawValue: s)
@@ -74,6 +75,8 @@ public struct StateRecord: Sendable, Equatable {
             case ("underneath", .string(let s)): underneath = s
             case ("underneath_kind", .string(let s)): underneathKind = InterfaceKind(rawValue: s) ?? .none
             case ("captive_portal", .nested(let text)): captivePortal = parseCaptivePortal(text)
+            case ("quality", .string(let s)): qualityLevel = QualityLevel(rawValue: s)
+            case ("quality_details", .nested(let text)): qualityDetails = text
             case ("families", .nested(let text)):
                 if let f = parseFamilies(text) { families = f } else { familiesValid = false }
             default: break
@@ -92,6 +95,7 @@ public struct StateRecord: Sendable, Equatable {
         event.underneath = underneath
         event.underneathKind = underneathKind
         event.captivePortal = captivePortal
+        if let qualityLevel, let qualityDetails { event.quality = Quality.parse(level: qualityLevel, details: qualityDetails) }
         return (event, (pid, mutedUntil))
     }
 

@@ -3,7 +3,8 @@ import LifelinePlatform
 
 /// Renders a state through a user's template (`status --format`):
 /// `{state}`, `{icon}`, `{interface}`, `{kind}`, `{rtt_ms}`, `{since}`,
-/// `{duration}`, `{reason}`, `{connection}`. Unknown fields are left as written, so a typo shows.
+/// `{duration}`, `{reason}`, `{connection}`, `{quality}` (`good`, `degraded`,
+/// `poor`, or empty while unknown). Unknown fields are left as written, so a typo shows.
 public enum StatusFormat {
     public static let defaultTemplate = "{icon} {state}"
 
@@ -115,6 +116,7 @@ public enum StatusFormat {
         case "duration": duration(elapsed(since: e.since, now: now))
         case "reason": e.reason
         case "connection": e.connection
+        case "quality": e.quality?.level.rawValue ?? ""
         default: nil
         }
     }

@@ -8,7 +8,8 @@ import LifelinePlatform
 /// - `json`: every field of the state, one object per line.
 /// - `i3bar`: the i3bar/swaybar protocol: a header, `[`, then one status line
 ///   (an array of blocks) per change, each followed by a comma (the "infinite array").
-/// - `waybar`: one object per line with `text`, `tooltip`, `class` (the state) and
+/// - `waybar`: one object per line with `text`, `tooltip`, `class` (the state,
+///   and the quality while one is known: `["online","degraded"]`) and
 ///   `alt` (the state, for `format-icons`), for a `custom` module with `return-type: json`.
 /// - a template containing `{…}` fields, as `status --format` (polybar `tail = true`).
 public enum WatchFormat: Sendable, Equatable {
@@ -72,12 +73,19 @@ public enum WatchFormat: Sendable, Equatable {
             return "[" + Self.object(block) + "],"
         case .waybar:
             let text = StatusFormat.render(StatusFormat.defaultTemplate, e, now: now, escape: Self.markup)
-            let tooltip = StatusFormat.plainLine(e, now: now, translator: translator ?? .user, duration: false,
+            var tooltip = StatusFormat.plainLine(e, now: now, translator: translator ?? .user, duration: false,
                                                  escape: Self.markup)
+            // With a quality, `class` is an array (waybar takes both): the state,
+            // then `good`, `degraded` or `poor`, so a style can colour a slow link.
+            var classes = JSONText.quote(e.state.rawValue)
+            if let q = e.quality {
+                classes = "[" + classes + "," + JSONText.quote(q.level.rawValue) + "]"
+                tooltip += "\n" + Self.markup(q.summary)
+            }
             return Self.object([
                 ("text", JSONText.quote(text)),
                 ("tooltip", JSONText.quote(tooltip)),
-                ("class", JSONText.quote(e.state.rawValue)),
+                ("class", classes),
                 ("alt", JSONText.quote(e.state.rawValue)),
             ])
         }

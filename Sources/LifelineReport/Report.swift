@@ -13,6 +13,8 @@ public struct Report: Sendable {
     /// The local days drawn, oldest first, each cut to the window.
     public let days: [Day]
     public let weeks: [Week]
+    /// Round trips and retransmissions by hour of the day, from the log's quality lines.
+    public var qualityHours: [QualityHour] = []
 
     public struct Day: Sendable {
         /// Local midnight, and the next one.
@@ -44,6 +46,7 @@ public struct Report: Sendable {
         }
         from = min(from, now)
         self.init(timeline: timeline, window: from..<max(from, now))
+        qualityHours = QualityHour.hours(contents.qualities, window: window)
     }
 
     public init(timeline: Timeline, window: Range<Int64>) {

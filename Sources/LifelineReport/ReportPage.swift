@@ -73,6 +73,8 @@ public struct ReportPage {
         out += "<h2>" + HTML.text(tr("Causes")) + "</h2>\n"
         causes(Report.causes(report.rows), into: &out, bars: true)
 
+        if !report.qualityHours.isEmpty { qualityHours(into: &out) }
+
         out += "<h2>" + HTML.text(tr("Weeks")) + "</h2>\n<table class=\"weeks\">\n<thead><tr>"
         for heading in [tr("Week"), tr("Availability"), tr("Downtime"), tr("Outages"), tr("Asleep"), tr("Not running")] {
             out += "<th>" + HTML.text(heading) + "</th>"
@@ -86,6 +88,25 @@ public struct ReportPage {
         out += "</tbody>\n</table>\n"
         legend(into: &out)
         out += "</section>\n"
+    }
+
+    /// Round trips and retransmissions by local hour of the day, from the
+    /// quality the daemon read from the user's own traffic.
+    private func qualityHours(into out: inout String) {
+        out += "<h2>" + HTML.text(tr("Quality by hour of day")) + "</h2>\n<table class=\"weeks quality\">\n<thead><tr>"
+        for heading in [tr("Hour"), tr("Readings"), tr("Round trip"), tr("Retransmitted"), tr("Degraded or poor")] {
+            out += "<th>" + HTML.text(heading) + "</th>"
+        }
+        out += "</tr></thead>\n<tbody>\n"
+        for h in report.qualityHours {
+            let hour = (h.hour < 10 ? "0" : "") + "\(h.hour):00"
+            let rtt = h.rttMs.map { "\(Int($0.rounded())) ms" } ?? "—"
+            let share = h.retransmitShare.map { Self.number($0 * 100) + " %" } ?? "—"
+            var row = "<tr><td>" + hour + "</td><td class=\"num\">" + String(h.readings) + "</td>"
+            row += "<td class=\"num\">" + HTML.text(rtt) + "</td><td class=\"num\">" + HTML.text(share) + "</td>"
+            out += row + "<td class=\"num\">" + String(h.degraded) + "</td></tr>\n"
+        }
+        out += "</tbody>\n</table>\n"
     }
 
     private func figure(_ label: String, _ value: String, into out: inout String, tone: String = "") {

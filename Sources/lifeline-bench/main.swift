@@ -7,6 +7,7 @@ let benchmarks: [(name: String, summary: String, run: ([String]) async throws ->
     ("throughput", "observations/s through decision + debounce + fan-out to 4 sinks", Throughput.run),
     ("dbus", "publish -> StateChanged at a subscriber, Check()/GetStatus() round trips (needs a session bus)", DBusBench.run),
     ("call", "GetStatus()/Check() round trips to a running daemon (needs its session bus)", CallBench.run),
+    ("sockdiag", "one quality sample: sock_diag read, filter and estimate (CPU, switches)", SockDiagBench.run),
 ]
 
 let args = Array(CommandLine.arguments.dropFirst())

@@ -130,7 +130,12 @@ struct DBusWatchSource: WatchSource {
     static func applying(_ changed: [(String, BusValue)], to e: StateEvent) -> StateEvent {
         var fields = Lifeline1.details(e)
         for (property, value) in changed {
-            guard let field = fieldOfProperty[property], let slot = fields.firstIndex(where: { $0.0 == field }) else { continue }
+            guard let field = fieldOfProperty[property] else { continue }
+            // The quality's fields are in the details only while it is known.
+            guard let slot = fields.firstIndex(where: { $0.0 == field }) else {
+                fields.append((field, value))
+                continue
+            }
             fields[slot].1 = value
         }
         return Lifeline1.event(fromDetails: fields) ?? e
@@ -140,7 +145,7 @@ struct DBusWatchSource: WatchSource {
     static let fieldOfProperty = [
         "State": "state", "Previous": "previous", "Since": "since", "Interface": "interface", "Kind": "kind",
         "Reason": "reason", "RttMs": "rtt_ms", "Metered": "metered", "Sequence": "sequence",
-        "Diagnosis": "diagnosis",
+        "Diagnosis": "diagnosis", "Quality": "quality", "QualityDetails": "quality_details",
     ]
 }
 

@@ -31,4 +31,20 @@ import Testing
         #expect(Lifeline1.event(fromDetails: details) == e)
         #expect(Lifeline1.properties(e, mutedUntil: 0).first { $0.0 == "Diagnosis" }?.1 == .string("tcp"))
     }
+
+    @Test func qualityIsAPropertyPairAndReadsBackFromDetails() {
+        var e = StateEvent(state: .online, previous: .limited, since: 1_700_000_000_123_456, interface: "eth0", sequence: 44)
+        let none = Lifeline1.properties(e, mutedUntil: 0)
+        #expect(none.first { $0.0 == "Quality" }?.1 == .string(""))
+        #expect(none.first { $0.0 == "QualityDetails" }?.1 == .vardict([]))
+        #expect(!Lifeline1.details(e).contains { $0.0 == "quality" }, "no quality, no field")
+        e.quality = Quality(level: .degraded, rttMs: 41.5, retransmitShare: 0.021, connections: 6, remotes: 3,
+                            dnsFailures: 1, probeRttMs: 30, reason: "2.1 % of segments retransmitted")
+        let properties = Lifeline1.properties(e, mutedUntil: 0)
+        #expect(properties.map(\.0) == Lifeline1.propertySignatures.map(\.name))
+        #expect(properties.first { $0.0 == "Quality" }?.1 == .string("degraded"))
+        #expect(properties.first { $0.0 == "QualityDetails" }?.1.signature == "a{sv}")
+        #expect(Lifeline1.event(fromDetails: Lifeline1.details(e)) == e)
+        #expect(Lifeline1.introspectionDocument.contains(#"<property name="QualityDetails" type="a{sv}" access="read"/>"#))
+    }
 }

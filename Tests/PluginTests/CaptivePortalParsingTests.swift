@@ -1,3 +1,4 @@
+import LifelineTestKit
 import LifelineCore
 import LifelineFormats
 import Testing
@@ -12,9 +13,9 @@ import Testing
     /// An RTM_NEWNDUSEROPT as the kernel sends it: nduseroptmsg (16 bytes),
     /// then the RA's option. `declared` overrides `nduseropt_opts_len`.
     static func userOption(index: Int32, icmpType: UInt8 = 134, _ option: [UInt8], declared: UInt16? = nil) -> [UInt8] {
-        let body: [UInt8] = [10, 0] + Wire.u16(declared ?? UInt16(option.count)) + Wire.i32(index) + [icmpType, 0, 0, 0]
-            + Wire.u32(0) + option
-        return Wire.message(68, body)
+        let body: [UInt8] = [10, 0] + NetlinkWire.u16(declared ?? UInt16(option.count)) + NetlinkWire.i32(index) + [icmpType, 0, 0, 0]
+            + NetlinkWire.u32(0) + option
+        return NetlinkWire.message(68, body)
     }
 
     /// Option 37: type, length in 8-byte units, the URI, NUL padding.

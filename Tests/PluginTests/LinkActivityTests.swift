@@ -210,11 +210,44 @@ final class FakeHost {
         #expect(times == [1, 3, 7, 15, 30, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70])
     }
 
+    /// The quality reading rides the watcher's own wake-ups while traffic
+    /// flows, and an idle machine is never read for it.
+    @Test func theQualityIsReadOnlyWhileTrafficFlowsAndOnTheWatchersOwnWakeUps() async {
+        let qualityReads = Mutex<[Double]>([])
+        let start = Mutex<Moment?>(nil)
+        let reading: @Sendable (TimeSource) -> QualityWatch = { time in
+            start.withLock { $0 = time.now() }
+            return QualityWatch(time: time, read: { interface in
+                #expect(interface == "eth0")
+                let t = start.withLock { $0! }.duration(to: time.now()).milliseconds / 1000
+                qualityReads.withLock { $0.append(t) }
+                return []
+            }, report: { _ in })
+        }
+        let idle: @Sendable (Double, [Double]) -> PacketCounters = { t, started in
+            let rounds = UInt64(started.count)
+            let arps = UInt64(started.filter { $0 + 5 <= t }.count)
+            return PacketCounters(tx: 10 + 6 * rounds + arps, rx: 10 + 7 * rounds + arps)
+        }
+        let (idleTimes, _) = await watchWithProbes(for: 130, quality: reading, idle)
+        #expect(idleTimes == [1, 3, 7, 15, 30, 60, 90, 120])
+        #expect(qualityReads.withLock { $0 } == [], "an idle machine is not read")
+
+        let download: @Sendable (Double, [Double]) -> PacketCounters = { t, started in
+            let flowing = t >= 40 ? UInt64((t - 40) * 50) : 0
+            return PacketCounters(tx: 10 + 6 * UInt64(started.count) + flowing, rx: 10 + 7 * UInt64(started.count) + 2 * flowing)
+        }
+        let (times, _) = await watchWithProbes(for: 70, quality: reading, download)
+        #expect(times == [1, 3, 7, 15, 30, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70], "no wake-up of its own")
+        // On the watcher's wake-ups, at most one read per `QualityWatch.gap`.
+        #expect(qualityReads.withLock { $0 } == [60, 65, 70])
+    }
+
     /// Runs the watcher on `eth0` and the scheduler (probes answered at once,
     /// interval 30 s) for `seconds` of test time in 500 ms steps; `counters`
     /// gets the seconds since the start and the start times of the probes so
     /// far. Returns the read times and the probes made (time, cause).
-    func watchWithProbes(for seconds: Int,
+    func watchWithProbes(for seconds: Int, quality: (@Sendable (TimeSource) -> QualityWatch)? = nil,
                          _ counters: @escaping @Sendable (Double, [Double]) -> PacketCounters)
         async -> (times: [Double], probes: [(Double, ProbeCause)])
     {
@@ -234,13 +267,14 @@ final class FakeHost {
             }
         }
         await settle()
+        let watch = quality?(TimeSource(clock))
         let watcher = Task {
             await monitor.watchCounters(scheduler: scheduler, path: { LinkPath(interface: "eth0", known: true, generation: 1) },
                                         counters: { _ in
                                             let t = now()
                                             seen.reads.withLock { $0.append(t) }
                                             return counters(t, seen.probes.withLock { $0.map(\.0) })
-                                        })
+                                        }, quality: watch)
         }
         await settle()
         for _ in 0..<(seconds * 2) {

@@ -82,6 +82,29 @@ import Testing
         #expect(!String(decoding: export.render(tally, now: seconds(30)), as: UTF8.self).contains("lifeline_probe_rtt_seconds"))
     }
 
+    /// The quality: a gauge per level, and each published reading observed
+    /// once in the histograms, however often the file is written.
+    @Test func qualityReadingsAreAGaugeAndHistograms() {
+        let export = MetricsExport()
+        var tally = MetricsTally(startedAt: seconds(0))
+        var online = update(.online, at: 1, sequence: 1, outage: nil)
+        online.event.quality = Quality(level: .degraded, rttMs: 420, retransmitShare: 0.004)
+        tally.take(online, now: seconds(1))
+        _ = export.render(tally, now: seconds(2))
+        online.event.quality = Quality(level: .good, rttMs: 40, retransmitShare: 0.0)
+        tally.take(online, now: seconds(3))
+        tally.take(online, now: seconds(4))  // the same reading again: no new observation
+        let text = String(decoding: export.render(tally, now: seconds(5)), as: UTF8.self)
+        _ = export.render(tally, now: seconds(6))
+        let lines = text.split(separator: "\n").map(String.init)
+        for line in ["lifeline_quality{level=\"good\"} 1.0", "lifeline_quality{level=\"degraded\"} 0.0",
+                     "lifeline_quality_rtt_seconds_count 2", "lifeline_quality_rtt_seconds_bucket{le=\"0.05\"} 1",
+                     "lifeline_quality_rtt_seconds_bucket{le=\"0.5\"} 2", "lifeline_quality_retransmit_ratio_count 2",
+                     "lifeline_quality_retransmit_ratio_bucket{le=\"0.001\"} 1"] {
+            #expect(lines.contains(line), "\(line) missing from\n\(text)")
+        }
+    }
+
     @Test func configNeedsAnAbsolutePromPath() {
         func error(_ config: PrometheusSink.Config) -> String? {
             do { try config.validate(); return nil } catch { return error.description }

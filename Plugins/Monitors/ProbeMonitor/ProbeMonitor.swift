@@ -58,6 +58,11 @@ import Synchronization
 ///   family that fails meanwhile is named in the reason and in `families`.
 /// - `captive_portal_ca` (string, default `""`): a file of CA certificates to
 ///   trust for the captive-portal API instead of the system's (a test's own CA).
+/// - `quality` (bool, default true): while the user's traffic flows (the
+///   counters say so; an idle machine is not read), read the kernel's
+///   numbers for the TCP connections through the interface (sock_diag) and
+///   publish how well the connection works: `good`, `degraded` or `poor`
+///   (`QualityEstimator`). No packet is sent for it.
 ///
 /// Where the network announced a captive-portal API on the path (RFC 8910;
 /// the link monitor reads the announcement), the probe also asks that API
@@ -96,6 +101,7 @@ public struct ProbeMonitor: Monitor {
         public var interface = ""
         public var family = Family.any
         public var captivePortalCA = ""
+        public var quality = true
 
         enum CodingKeys: String, CodingKey {
             case url
@@ -104,7 +110,7 @@ public struct ProbeMonitor: Monitor {
             case expectHeader = "expect_header"
             case interval
             case meteredInterval = "metered_interval"
-            case timeout, failures, stall, interface, family
+            case timeout, failures, stall, interface, family, quality
             case captivePortalCA = "captive_portal_ca"
         }
 
@@ -211,6 +217,7 @@ public struct ProbeMonitor: Monitor {
         let paths = handle.pathChanges()
         let api = portalAPI
         let apiPaths = handle.pathChanges()
+        let quality = config.quality ? QualityWatch(time: scheduler.time) { handle.reportQuality($0) } : nil
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await _ in requests {
@@ -230,11 +237,12 @@ public struct ProbeMonitor: Monitor {
                 }
             }
             group.addTask {
-                await watchCounters(scheduler: scheduler, path: { handle.path })
+                await watchCounters(scheduler: scheduler, path: { handle.path }, quality: quality)
             }
             group.addTask {
                 await scheduler.run { cause in
                     let online = await probeOnce(cause: cause, judge: judge, handle: handle, api: api)
+                    let online = await probeOnce(cause: cause, judge: judge, handle: handle, quality: quality)
                     // Read once a round: a link that turns metered is probed
                     // seldom from the next round on.
                     scheduler.setMetered(handle.metered)
@@ -246,6 +254,7 @@ public struct ProbeMonitor: Monitor {
 
     /// One probe. Returns whether it got the expected reply, nil when skipped.
     func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle, api: CaptivePortalAPI? = nil) async -> Bool? {
+    func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle, quality: QualityWatch? = nil) async -> Bool? {
         let path = handle.path
         guard let interface = probeInterface(on: path) else {
             context.logger.debug("no default route: probe skipped")
@@ -316,6 +325,7 @@ public struct ProbeMonitor: Monitor {
             context.logger.debug("probe (\(cause), \(family)): \(round.verdicts.map { "\($0.url): \($0.outcome)" })")
         }
         handle.publish(observation, measuredOn: path)
+        quality?.probe(outcomes.flatMap { $0.1.verdicts.map(\.outcome) }, generation: path.generation)
         return outcomes.contains { ProbeJudge.isOnline($0.1.outcome) }
     }
 
@@ -456,7 +466,7 @@ public struct ProbeMonitor: Monitor {
     /// a stall (while online) probes at once, and so do packets arriving again
     /// after one (while not online).
     func watchCounters(scheduler: ProbeScheduler, path: @escaping @Sendable () -> LinkPath,
-                       counters read: ((String) -> PacketCounters?)? = nil) async {
+                       counters read: ((String) -> PacketCounters?)? = nil, quality: QualityWatch? = nil) async {
         let read = read ?? files.counters(of:)
         let time = scheduler.time
         var detector = StallDetector(window: config.stall.duration)
@@ -507,6 +517,13 @@ public struct ProbeMonitor: Monitor {
             // the news of a healed upstream by up to two seconds.
             if !(busy && detector.stalled) {
                 delay = pace.next(traffic: detector.sawTraffic, stalled: detector.stalled)
+            }
+            // The connections' own numbers, on this wake-up, only while the
+            // user's traffic flows: an idle machine is never read for them.
+            if detector.sawTraffic, !detector.stalled, let quality {
+                let now = path()
+                quality.sample(interface: interface.isEmpty ? now.interface ?? "" : interface, generation: now.generation,
+                               at: time.now())
             }
             switch signal {
             case .stall(let since)?:

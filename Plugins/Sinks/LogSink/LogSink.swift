@@ -74,6 +74,7 @@ public struct LogSink: Sink {
         let file = makeFile()
         var lastWritten: UInt64 = 0
         var marks = LogMarkWriter()
+        var qualities = QualityMarkWriter()
         for await update in updates {
             reportDropped(updates)
             // What queued while the last write was fsync'd goes out together, in one
@@ -84,6 +85,7 @@ public struct LogSink: Sink {
                 // An update is the bus as it was once the change was made: a sleep it
                 // shows had begun before the transition it carries was published.
                 for mark in marks.marks(for: next) { lines.append(mark.line + "\n") }
+                if let mark = qualities.mark(for: next, now: WallClock.micros()) { lines.append(mark.line + "\n") }
                 // Sequence 0 is the start-up `unknown`, not a published transition; a
                 // replay after a restart must not write the same line twice.
                 guard next.isTransition, next.event.sequence != lastWritten else { continue }

@@ -18,6 +18,7 @@ final class MetricsExport: @unchecked Sendable {
     private var rtt: Gauge?
     /// What the counters show: they only ever move up, by the difference.
     private var exported = (transitions: Int64(0), outages: Int64(0), outageMicros: Int64(0))
+    private let quality: QualityMetrics
 
     /// Names as namespace, name and unit: `lifeline` + `outage_seconds` + `total`.
     private static func name(_ metric: String, unit: String = "", _ help: String) -> MetricNameDescriptor {
@@ -41,6 +42,7 @@ final class MetricsExport: @unchecked Sendable {
             "outage_seconds", unit: "total", "Seconds spent in outages since the daemon started, the current one included."))
         lastChange = registry.makeGauge(descriptor: Self.name(
             "last_change_timestamp", unit: "seconds", "When the current state began, in seconds since the Unix epoch."))
+        quality = QualityMetrics(registry: registry)
     }
 
     /// The exposition text for `tally` at `now` (µs since the epoch).
@@ -60,6 +62,7 @@ final class MetricsExport: @unchecked Sendable {
         if tally.outages > exported.outages { outages.increment(by: tally.outages - exported.outages) }
         if outageMicros > exported.outageMicros { outageSeconds.increment(by: Double(outageMicros - exported.outageMicros) / 1e6) }
         exported = (max(exported.transitions, tally.transitions), max(exported.outages, tally.outages), max(exported.outageMicros, outageMicros))
+        quality.render(tally)
         return registry.emitToBuffer()
     }
 }

@@ -12,6 +12,13 @@ struct MetricsTally: Sendable {
     var lastChange: Int64
     /// Milliseconds, or -1 while no probe has answered on this path.
     var rttMs: Double = -1
+    /// How well the connection works now; nil while unknown (not online, or no traffic seen).
+    var quality: Quality?
+    /// Quality readings published so far, and the latest of them (at most
+    /// `recentLimit`), for the histograms to observe each once.
+    private(set) var qualityCount: Int64 = 0
+    private(set) var recentQualities: [Quality] = []
+    static let recentLimit = 64
     private(set) var transitions: Int64 = 0
     private(set) var outages: Int64 = 0
     private var lastSequence: UInt64?
@@ -30,6 +37,12 @@ struct MetricsTally: Sendable {
         state = event.state
         lastChange = event.since
         rttMs = event.rttMs
+        if let q = event.quality, q != quality {
+            qualityCount += 1
+            recentQualities.append(q)
+            if recentQualities.count > Self.recentLimit { recentQualities.removeFirst() }
+        }
+        quality = event.quality
         if update.isTransition, event.sequence != lastSequence {
             transitions += 1
             lastSequence = event.sequence

@@ -48,6 +48,7 @@ enum TrayText {
             lines.append(trayText("Failed first: {layer}.", ["layer": layer(e.diagnosis)]))
         }
         if let left = sessionLeft(e.captivePortal) { lines.append(left) }
+        if let q = e.quality { lines += quality(q) }
         return lines.joined(separator: "\n")
     }
 
@@ -60,6 +61,22 @@ enum TrayText {
         if let b = portal.bytesRemaining { parts.append(b >= 1_000_000 ? "\(b / 1_000_000) MB" : "\(b / 1000) kB") }
         guard !parts.isEmpty else { return nil }
         return trayText("Session: {left} left.", ["left": parts.joined(separator: ", ")])
+    }
+
+    /// How well the connection works, and the numbers behind it when known.
+    static func quality(_ q: Quality) -> [String] {
+        let level = switch q.level {
+        case .good: trayText("good")
+        case .degraded: trayText("degraded")
+        case .poor: trayText("poor")
+        }
+        var lines = [trayText("Quality: {level}.", ["level": level])]
+        if let rtt = q.rttMs, let share = q.retransmitShare {
+            let tenths = Int((share * 1000).rounded())
+            lines.append(trayText("Round trip {rtt} ms, {share} % retransmitted.",
+                                  ["rtt": String(Int(rtt.rounded())), "share": "\(tenths / 10).\(tenths % 10)"]))
+        }
+        return lines
     }
 
     /// A line of the "Recent outages" submenu.

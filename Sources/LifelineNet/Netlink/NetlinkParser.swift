@@ -121,7 +121,23 @@ package enum NetlinkParser {
     /// the well-formed ones around them are kept.
     package static func parse(_ buffer: UnsafeRawBufferPointer) -> Result {
         var result = Result()
-        let bytes = Bytes(buffer)
+        let unsplit = forEachMessage(Bytes(buffer)) { header, offset, body in
+            do throws(Malformed) {
+                result.messages.append(NetlinkMessage(header: header, body: try parseBody(type: header.type, body)))
+            } catch {
+                result.problems.append(.malformed(type: header.type, offset: offset, what: error.what))
+            }
+        }
+        result.problems += unsplit
+        return result
+    }
+
+    /// Walks the messages of one datagram: `body` gets each header, its offset
+    /// and its body. A length that cannot be right ends the walk: the rest of
+    /// the datagram cannot be split, and that is the problem returned.
+    package static func forEachMessage(
+        _ bytes: Bytes, _ body: (NetlinkHeader, Int, Bytes) -> Void
+    ) -> [NetlinkProblem] {
         let headerSize = Int(LL_SIZEOF_NLMSGHDR)
         var offset = 0
         while offset < bytes.count {
@@ -130,25 +146,16 @@ package enum NetlinkParser {
                   let length = bytes.u32(offset), let type = bytes.u16(offset + 4),
                   let flags = bytes.u16(offset + 6), let sequence = bytes.u32(offset + 8),
                   let port = bytes.u32(offset + 12)
-            else {
-                result.problems.append(.trailingBytes(available))
-                break
-            }
+            else { return [.trailingBytes(available)] }
             guard Int(length) >= headerSize, Int(length) <= available else {
-                result.problems.append(.badMessageLength(offset: offset, length: length, available: available))
-                break
+                return [.badMessageLength(offset: offset, length: length, available: available)]
             }
             let header = NetlinkHeader(length: length, type: type, flags: flags, sequence: sequence, port: port)
-            let body = bytes.slice(offset + headerSize, Int(length) - headerSize)
-            do {
-                result.messages.append(NetlinkMessage(header: header, body: try parseBody(type: type, body)))
-            } catch {
-                result.problems.append(.malformed(type: type, offset: offset, what: error.what))
-            }
+            body(header, offset, bytes.slice(offset + headerSize, Int(length) - headerSize))
             // The last message of a datagram may omit its alignment padding.
             offset += min(Int(ll_nlmsg_align(length)), available)
         }
-        return result
+        return []
     }
 
     package static func parse(_ bytes: [UInt8]) -> Result {

@@ -22,10 +22,12 @@ package final class NetlinkSocket: @unchecked Sendable {
     ///   - groups: `RTMGRP_*` bits to join (0 for the dump socket).
     ///   - receiveBuffer: bytes for SO_RCVBUF; nil keeps the kernel default.
     ///     SO_RCVBUFFORCE (root) is tried first so a test can force a tiny one.
-    package init(groups: UInt32, nonBlocking: Bool, receiveBuffer: Int? = nil) throws(Failure) {
+    ///   - family: the netlink family, rtnetlink unless `NETLINK_SOCK_DIAG`.
+    package init(groups: UInt32, nonBlocking: Bool, receiveBuffer: Int? = nil,
+                 family: Int32 = LL_NETLINK_ROUTE) throws(Failure) {
         var type = Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
-        fd = socket(LL_AF_NETLINK, type, LL_NETLINK_ROUTE)
+        fd = socket(LL_AF_NETLINK, type, family)
         guard fd >= 0 else { throw Failure(operation: "socket", errno: errno) }
         if let size = receiveBuffer {
             var value = Int32(clamping: size)
@@ -109,6 +111,11 @@ package final class NetlinkSocket: @unchecked Sendable {
     /// returns its sequence number: a single route lookup, not a dump.
     package func request(type: UInt16, body: [UInt8]) throws(Failure) -> UInt32 {
         try send(type: type, flags: LL_NLM_F_REQUEST, body: body, operation: "send request")
+    }
+
+    /// Sends a dump request whose body the caller built (a sock_diag query).
+    package func requestDump(type: UInt16, body: [UInt8]) throws(Failure) -> UInt32 {
+        try send(type: type, flags: LL_NLM_F_REQUEST | LL_NLM_F_DUMP, body: body, operation: "send dump request")
     }
 
     /// One message to the kernel: the header, then `body`; returns its sequence number.
