@@ -241,8 +241,7 @@ public struct ProbeMonitor: Monitor {
             }
             group.addTask {
                 await scheduler.run { cause in
-                    let online = await probeOnce(cause: cause, judge: judge, handle: handle, api: api)
-                    let online = await probeOnce(cause: cause, judge: judge, handle: handle, quality: quality)
+                    let online = await probeOnce(cause: cause, judge: judge, handle: handle, api: api, quality: quality)
                     // Read once a round: a link that turns metered is probed
                     // seldom from the next round on.
                     scheduler.setMetered(handle.metered)
@@ -253,8 +252,9 @@ public struct ProbeMonitor: Monitor {
     }
 
     /// One probe. Returns whether it got the expected reply, nil when skipped.
-    func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle, api: CaptivePortalAPI? = nil) async -> Bool? {
-    func probeOnce(cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle, quality: QualityWatch? = nil) async -> Bool? {
+    func probeOnce(
+        cause: ProbeCause, judge: SharedJudge, handle: MonitorHandle, api: CaptivePortalAPI? = nil, quality: QualityWatch? = nil
+    ) async -> Bool? {
         let path = handle.path
         guard let interface = probeInterface(on: path) else {
             context.logger.debug("no default route: probe skipped")
