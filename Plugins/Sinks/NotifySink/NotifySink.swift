@@ -18,12 +18,24 @@ import Synchronization
 ///
 /// Config keys:
 /// - `back_online` (bool, default true): show "Back online" when an outage ends.
+/// - `quality_alert` (bool, default false): a toast when the connection stays
+///   `poor` while online, once per episode (`QualityAlert`).
+/// - `quality_alert_after` (duration, default 2m, 10s…1h): how long `poor` must
+///   hold before that toast, and how long it must be gone before the episode ends.
 public struct NotifySink: Sink {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
         public var backOnline = true
+        public var qualityAlert = false
+        public var qualityAlertAfter = ConfigDuration.seconds(120)
 
-        enum CodingKeys: String, CodingKey { case backOnline = "back_online" }
+        enum CodingKeys: String, CodingKey {
+            case backOnline = "back_online", qualityAlert = "quality_alert", qualityAlertAfter = "quality_alert_after"
+        }
+
+        public func validate() throws(ConfigValueError) {
+            try require("quality_alert_after", qualityAlertAfter, in: .seconds(10)...ConfigDuration.seconds(3600))
+        }
     }
 
     public static let kind = "libnotify"
@@ -33,6 +45,7 @@ public struct NotifySink: Sink {
     let context: PluginContext
 
     public init(config: Config, context: PluginContext) throws {
+        try config.validate()
         self.config = config
         self.context = context
     }
@@ -44,6 +57,8 @@ public struct NotifySink: Sink {
         case checkFinished
         /// The mute may have run out.
         case muteTimer
+        /// A hold of the quality alert may have run out.
+        case qualityTimer
     }
 
     public func run(updates: SinkUpdates) async throws {
@@ -77,13 +92,22 @@ public struct NotifySink: Sink {
         var latest: Update?
         var serverSeen = false
         var muteTimer: (until: Int64, task: Task<Void, Never>)?
+        var qualityAlert = config.qualityAlert ? QualityAlert(hold: config.qualityAlertAfter.duration) : nil
+        var qualityTimer: (at: Int64, task: Task<Void, Never>)?
         for await next in inputs {
             let now = WallClock.micros()
             switch next {
             case .updateWaiting:
                 guard let update = pending.take() else { continue }
                 latest = update
+                // The quality toast first: one that an outage ends closes before the outage toast shows.
+                if let q = qualityAlert?.take(update, now: now) { await apply(q, to: notifier) }
                 await apply(policy.take(update, now: now), to: notifier)
+            case .qualityTimer:
+                qualityTimer = nil  // a tick a little early is scheduled again below
+                if let latest, let q = qualityAlert?.take(latest, now: now) { await apply(q, to: notifier) }
+            case .server(.qualityClosed):
+                qualityAlert?.closedByServer()
             case .muteTimer:
                 if let latest { await apply(policy.take(latest, now: now), to: notifier) }
             case .checkFinished:
@@ -95,10 +119,12 @@ public struct NotifySink: Sink {
                                                   : "no notification server on the session bus\(Self.displayNote())")
                 context.control.reportNotificationServer(present: false)
                 policy.serverVanished()
+                qualityAlert?.serverVanished()
             case .server(.serverAppeared):
                 context.logger.info(serverSeen ? "notification server is back" : "a notification server is on the session bus")
                 serverSeen = true
                 context.control.reportNotificationServer(present: true)
+                qualityAlert?.serverAppeared()
                 await apply(policy.serverAppeared(current: latest, now: now), to: notifier)
             case .server(.action(let action)):
                 policy.actionWasInvoked()
@@ -119,8 +145,20 @@ public struct NotifySink: Sink {
                 timer.task.cancel()
                 muteTimer = nil
             }
+            // A hold that runs out brings no update either.
+            let check = qualityAlert?.nextCheck
+            if qualityTimer?.at != check {
+                qualityTimer?.task.cancel()
+                qualityTimer = check.map { at in
+                    (at, Task {
+                        do { try await Task.sleep(for: .microseconds(max(0, at - WallClock.micros()))) } catch { return }
+                        input.yield(.qualityTimer)
+                    })
+                }
+            }
         }
         muteTimer?.task.cancel()
+        qualityTimer?.task.cancel()
     }
 
     /// Why no server may be there on a first run: none can draw without a display.
@@ -129,6 +167,19 @@ public struct NotifySink: Sink {
         let wayland = getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? ""
         guard display.isEmpty, wayland.isEmpty else { return "" }
         return ", and no display (DISPLAY and WAYLAND_DISPLAY are unset): no toasts until a server appears"
+    }
+
+    private func apply(_ actions: [QualityAlert.Action], to notifier: Notifier) async {
+        for action in actions {
+            switch action {
+            case .show(let toast):
+                do { try await notifier.showQuality(toast) } catch {
+                    context.logger.warning("quality notification not shown: \(error)")
+                }
+            case .close:
+                await notifier.closeQuality()
+            }
+        }
     }
 
     private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier) async {
