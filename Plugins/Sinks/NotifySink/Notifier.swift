@@ -22,6 +22,8 @@ final class Notifier: @unchecked Sendable {
     // @unchecked: the mutable state below is touched on `Notifier.loop` only.
     enum Event: Sendable, Equatable {
         case closed(ToastPolicy.CloseReason)
+        /// The quality toast left the screen (expired or dismissed).
+        case qualityClosed
         case action(String)
         case serverAppeared
         case serverVanished
@@ -39,6 +41,8 @@ final class Notifier: @unchecked Sendable {
     /// The outage toast on screen (a `NotifyNotification *`), and a back-online one.
     private var current: UnsafeMutablePointer<NotifyNotification>?
     private var transient: UnsafeMutablePointer<NotifyNotification>?
+    /// The quality toast, a notification of its own so it never replaces the outage toast.
+    private var quality: UnsafeMutablePointer<NotifyNotification>?
     private var watch: guint = 0
     /// Set by `shutdown`: what is queued after it shows nothing.
     private var stopped = false
@@ -101,6 +105,23 @@ final class Notifier: @unchecked Sendable {
         }
     }
 
+    /// Shows the quality toast, a new notification beside any outage toast.
+    func showQuality(_ toast: Toast) async throws {
+        try await loop.run { [self] in
+            if stopped { return }
+            closeQualityOnLoop()
+            let n = notify_notification_new("Lifeline", nil, nil)!
+            quality = n
+            connectClosed(n)
+            try present(n, toast)
+        }
+    }
+
+    /// Closes the quality toast, if one is up.
+    func closeQuality() async {
+        _ = try? await loop.run { [self] in closeQualityOnLoop() }
+    }
+
     /// Closes the outage toast, if one is up.
     func close() async {
         _ = try? await loop.run { [self] in closeOnLoop() }
@@ -116,6 +137,7 @@ final class Notifier: @unchecked Sendable {
             loop.perform { [self] in
                 stopped = true
                 closeOnLoop()
+                closeQualityOnLoop()
                 drop(&transient)
                 if watch != 0 { g_bus_unwatch_name(watch) }
                 watch = 0
@@ -135,6 +157,13 @@ final class Notifier: @unchecked Sendable {
     private func closeOnLoop() {
         guard let n = current else { return }
         current = nil  // a `closed` signal for it is ours, not the user's
+        notify_notification_close(n, nil)
+        lifeline_g_object_unref(n)
+    }
+
+    private func closeQualityOnLoop() {
+        guard let n = quality else { return }
+        quality = nil  // its `closed` signal is ours
         notify_notification_close(n, nil)
         lifeline_g_object_unref(n)
     }
@@ -199,8 +228,14 @@ final class Notifier: @unchecked Sendable {
     private func connectClosed(_ n: UnsafeMutablePointer<NotifyNotification>) {
         _ = lifeline_notify_connect_closed(n, { n, data in
             let me = Unmanaged<Notifier>.fromOpaque(data!).takeUnretainedValue()
-            // Only the outage toast matters; ours closing by `close()` was cleared first.
-            guard let n, n == me.current else { return }
+            // Ours closing by `close()` or `closeQuality()` was cleared first.
+            guard let n else { return }
+            // The quality toast is kept until replaced or closed: closing a gone one is harmless.
+            if n == me.quality {
+                me.events.yield(.qualityClosed)
+                return
+            }
+            guard n == me.current else { return }
             let reason: ToastPolicy.CloseReason = switch notify_notification_get_closed_reason(n) {
             case 1: .expired
             case 2: .dismissedByUser

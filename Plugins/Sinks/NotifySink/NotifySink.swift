@@ -25,22 +25,31 @@ import Synchronization
 ///   much of the session is left, by the API's `seconds-remaining`.
 /// - `session_warning_bytes` (integer, bytes, default 10000000): or when the
 ///   API's `bytes-remaining` is at most this.
+/// - `quality_alert` (bool, default false): a toast when the connection stays
+///   `poor` while online, once per episode (`QualityAlert`).
+/// - `quality_alert_after` (duration, default 2m, 10s…1h): how long `poor` must
+///   hold before that toast, and how long it must be gone before the episode ends.
 public struct NotifySink: Sink {
     public struct Config: ConfigSection, Equatable {
         public static var defaults: Self { Self() }
         public var backOnline = true
         public var sessionWarning = ConfigDuration.seconds(600)
         public var sessionWarningBytes = 10_000_000
+        public var qualityAlert = false
+        public var qualityAlertAfter = ConfigDuration.seconds(120)
 
         enum CodingKeys: String, CodingKey {
             case backOnline = "back_online"
             case sessionWarning = "session_warning"
             case sessionWarningBytes = "session_warning_bytes"
+            case qualityAlert = "quality_alert"
+            case qualityAlertAfter = "quality_alert_after"
         }
 
         public func validate() throws(ConfigValueError) {
             try require("session_warning", sessionWarning, in: .seconds(0)...(.seconds(86400)))
             try require("session_warning_bytes", sessionWarningBytes, in: 0...(1 << 50), unit: "bytes")
+            try require("quality_alert_after", qualityAlertAfter, in: .seconds(10)...ConfigDuration.seconds(3600))
         }
     }
 
@@ -51,6 +60,7 @@ public struct NotifySink: Sink {
     let context: PluginContext
 
     public init(config: Config, context: PluginContext) throws {
+        try config.validate()
         self.config = config
         self.context = context
     }
@@ -64,6 +74,8 @@ public struct NotifySink: Sink {
         case muteTimer
         /// The session's warning may have fallen due.
         case sessionTimer
+        /// A hold of the quality alert may have run out.
+        case qualityTimer
     }
 
     public func run(updates: SinkUpdates) async throws {
@@ -99,12 +111,16 @@ public struct NotifySink: Sink {
         var muteTimer: (until: Int64, task: Task<Void, Never>)?
         var warning = SessionWarning(time: config.sessionWarning.duration, bytes: Int64(config.sessionWarningBytes))
         var sessionTimer: (at: Int64, task: Task<Void, Never>)?
+        var qualityAlert = config.qualityAlert ? QualityAlert(hold: config.qualityAlertAfter.duration) : nil
+        var qualityTimer: (at: Int64, task: Task<Void, Never>)?
         for await next in inputs {
             let now = WallClock.micros()
             switch next {
             case .updateWaiting:
                 guard let update = pending.take() else { continue }
                 latest = update
+                // The quality toast first: one that an outage ends closes before the outage toast shows.
+                if let q = qualityAlert?.take(update, now: now) { await apply(q, to: notifier) }
                 await apply(policy.take(update, now: now), to: notifier)
                 if let toast = warning.take(update.event, now: now), !update.isMuted(at: now) {
                     await warn(toast, notifier: notifier)
@@ -113,6 +129,11 @@ public struct NotifySink: Sink {
                 if let latest, let toast = warning.due(latest.event, now: now), !latest.isMuted(at: now) {
                     await warn(toast, notifier: notifier)
                 }
+            case .qualityTimer:
+                qualityTimer = nil  // a tick a little early is scheduled again below
+                if let latest, let q = qualityAlert?.take(latest, now: now) { await apply(q, to: notifier) }
+            case .server(.qualityClosed):
+                qualityAlert?.closedByServer()
             case .muteTimer:
                 if let latest { await apply(policy.take(latest, now: now), to: notifier) }
             case .checkFinished:
@@ -124,10 +145,12 @@ public struct NotifySink: Sink {
                                                   : "no notification server on the session bus\(Self.displayNote())")
                 context.control.reportNotificationServer(present: false)
                 policy.serverVanished()
+                qualityAlert?.serverVanished()
             case .server(.serverAppeared):
                 context.logger.info(serverSeen ? "notification server is back" : "a notification server is on the session bus")
                 serverSeen = true
                 context.control.reportNotificationServer(present: true)
+                qualityAlert?.serverAppeared()
                 await apply(policy.serverAppeared(current: latest, now: now), to: notifier)
             case .server(.action(let action)):
                 policy.actionWasInvoked()
@@ -162,9 +185,21 @@ public struct NotifySink: Sink {
                 timer.task.cancel()
                 sessionTimer = nil
             }
+            // A hold that runs out brings no update either.
+            let check = qualityAlert?.nextCheck
+            if qualityTimer?.at != check {
+                qualityTimer?.task.cancel()
+                qualityTimer = check.map { at in
+                    (at, Task {
+                        do { try await Task.sleep(for: .microseconds(max(0, at - WallClock.micros()))) } catch { return }
+                        input.yield(.qualityTimer)
+                    })
+                }
+            }
         }
         muteTimer?.task.cancel()
         sessionTimer?.task.cancel()
+        qualityTimer?.task.cancel()
     }
 
     /// The session's one warning: a short toast of its own, never the outage's.
@@ -181,6 +216,19 @@ public struct NotifySink: Sink {
         let wayland = getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? ""
         guard display.isEmpty, wayland.isEmpty else { return "" }
         return ", and no display (DISPLAY and WAYLAND_DISPLAY are unset): no toasts until a server appears"
+    }
+
+    private func apply(_ actions: [QualityAlert.Action], to notifier: Notifier) async {
+        for action in actions {
+            switch action {
+            case .show(let toast):
+                do { try await notifier.showQuality(toast) } catch {
+                    context.logger.warning("quality notification not shown: \(error)")
+                }
+            case .close:
+                await notifier.closeQuality()
+            }
+        }
     }
 
     private func apply(_ actions: [ToastPolicy.Action], to notifier: Notifier) async {
