@@ -17,9 +17,9 @@ extension SystemBus {
     /// socket file, is tried again after `pause`.
     /// - Returns: true when it waited for the socket to appear (the caller's
     ///   back-off can start again from its shortest pause).
-    public static func waitBeforeRetrying(_ address: String, pause: Duration, threadName: String) async -> Bool {
+    public static func waitBeforeRetrying(_ address: String, pause: Duration) async -> Bool {
         if let socket = socketPath(address), access(socket, F_OK) != 0 {
-            await FolderWatch.waitUntilExists(socket, threadName: threadName, fallback: pause)
+            await FolderWatch.waitUntilExists(socket, fallback: pause)
             return true
         }
         try? await Task.sleep(for: pause)

@@ -74,7 +74,7 @@ public struct LogindMonitor: Monitor {
                     saidSo = true
                 }
             }
-            let appeared = await SystemBus.waitBeforeRetrying(address, pause: pause, threadName: "logind-sysbus")
+            let appeared = await SystemBus.waitBeforeRetrying(address, pause: pause)
             pause = appeared ? .seconds(1) : min(pause * 2, .seconds(30))
         }
     }

@@ -97,7 +97,7 @@ public struct NetlinkMonitor: Monitor {
         if !config.networkdLinks.isEmpty {
             let folder = config.networkdLinks
             do {
-                networkd = try FolderWatch(directory: folder, threadName: "networkd-links") {
+                networkd = try FolderWatch(directory: folder) {
                     loop.networkd(NetworkdLinks.read(folder: folder))
                 }
             } catch {

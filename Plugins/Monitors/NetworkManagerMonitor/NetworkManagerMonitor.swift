@@ -81,7 +81,7 @@ public struct NetworkManagerMonitor: Monitor {
                     saidSo = true
                 }
             }
-            let appeared = await SystemBus.waitBeforeRetrying(address, pause: pause, threadName: "nm-system-bus")
+            let appeared = await SystemBus.waitBeforeRetrying(address, pause: pause)
             pause = appeared ? .seconds(1) : min(pause * 2, config.retry.duration)
         }
     }

@@ -87,7 +87,7 @@ public struct TmuxSink: Sink {
         let interval = rescanInterval
         let folder: FolderWatch?
         do {
-            folder = try FolderWatch(directory: socketDirectory, threadName: "tmux-sockets") { wake.yield() }
+            folder = try FolderWatch(directory: socketDirectory) { wake.yield() }
         } catch {
             folder = nil
             context.logger.notice("\(socketDirectory): \(error); reading it every \(interval) instead")

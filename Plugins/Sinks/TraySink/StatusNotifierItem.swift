@@ -107,7 +107,7 @@ final class StatusNotifierItem: @unchecked Sendable {
         if let address = BusConnection.sessionBusAddress(), let socket = SystemBus.socketPath(address),
            access(socket, F_OK) != 0 {
             socketWait = Task { [self] in
-                await FolderWatch.waitUntilExists(socket, threadName: "tray-session-bus", fallback: Self.longestPause)
+                await FolderWatch.waitUntilExists(socket, fallback: Self.longestPause)
                 loop.perform { [self] in
                     socketWait = nil
                     pause = Self.firstPause
