@@ -148,10 +148,11 @@ let package = Package(
         ),
 
         // The front binary: `status` from the state file, `daemon` by exec of lifeline-daemon, the rest of lifeline-cli.
-        // It names the two programs it execs as dependencies so that `swift run lifeline …` builds
-        // them beside it; an executable a target depends on is built, never linked in.
+        // It does not name those two as dependencies: SwiftPM would then pass their libraries' link
+        // flags (libnotify, GLib, D-Bus, Foundation) to this lean binary too. In a build folder
+        // `SiblingProgram` has `swift run` build the one it needs.
         .executableTarget(
-            name: "lifeline", dependencies: ["LifelineCore", "LifelinePlatform", "LifelineFormats", "lifeline-daemon", "lifeline-cli"],
+            name: "lifeline", dependencies: ["LifelineCore", "LifelinePlatform", "LifelineFormats"],
             swiftSettings: strict, linkerSettings: linkFlags(from: "LIFELINE_FRONT_LINK")
         ),
 

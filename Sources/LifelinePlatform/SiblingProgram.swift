@@ -19,9 +19,31 @@ public enum SiblingProgram {
         let target = path(name)
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         execv(target, &argv)
-        var message = "lifeline: cannot run \(target): \(String(cString: strerror(errno)))\n"
+        let reason = errno
+        if reason == ENOENT, let build = buildFolder(of: Files.directory(of: runningExecutable())) {
+            // `swift run lifeline …` in a fresh checkout builds the front binary
+            // alone: `swift run` builds the program asked for, then runs it in
+            // this process's place.
+            let run = ["swift", "run", "--package-path", build.package, "--configuration", build.configuration, name]
+                + arguments.dropFirst()
+            var runArgv: [UnsafeMutablePointer<CChar>?] = run.map { strdup($0) } + [nil]
+            execvp("swift", &runArgv)
+        }
+        var message = "lifeline: cannot run \(target): \(String(cString: strerror(reason)))\n"
         message.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
         exit(1)
+    }
+
+    /// The package and configuration of a SwiftPM build folder
+    /// (`<package>/.build/<triple>/<configuration>`, or `<package>/.build/<configuration>`);
+    /// nil for any other folder (an installed system).
+    static func buildFolder(of directory: String) -> (package: String, configuration: String)? {
+        let parts = directory.split(separator: "/", omittingEmptySubsequences: false)
+        guard let build = parts.lastIndex(of: ".build"), build > 0, let configuration = parts.last.map(String.init),
+              ["debug", "release"].contains(configuration) else { return nil }
+        let package = parts[..<build].joined(separator: "/")
+        guard access(package + "/Package.swift", F_OK) == 0 else { return nil }
+        return (package, configuration)
     }
 
     private static func runningExecutable() -> String {
