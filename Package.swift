@@ -44,7 +44,7 @@ let plugins: [Target] = [
     monitor("ExecMonitor", ["LifelineCore", "LifelinePlatform", "LifelineFormats", "CProcess"]),
     monitor("NetlinkMonitor", ["LifelineCore", "LifelinePlatform", "LifelineNet", "CNetlink", logging]),
     monitor("ProbeMonitor", ["LifelineCore", "LifelineNet", "LifelineFormats", logging]),
-    monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", logging]),
+    monitor("NetworkManagerMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib", "LifelineNet", logging]),
     monitor("LogindMonitor", ["LifelineCore", "LifelineDBus", "LifelineGLib"]),
     sink("LogSink", ["LifelineCore", "LifelinePlatform", "LifelineFormats"]),
     sink("DBusSink", ["LifelineCore"]),

@@ -26,7 +26,10 @@
 /// DISCONNECTED or below), never to claim a route the kernel has not got.
 /// The connection's name and kind come from the newest observation that names
 /// a connection (NetworkManager knows "Home Wi-Fi" is wifi; netlink only guesses
-/// from the interface's name), when it is about the same interface.
+/// from the interface's name), when it is about the same interface. A
+/// captive-portal announcement comes from the link monitor, or from another
+/// monitor that names the same interface in a link observation, even one of
+/// `unknown` (NetworkManager's DHCP options).
 public enum Decision {
     public struct Input: Sendable {
         public var observation: Observation
@@ -61,12 +64,14 @@ public enum Decision {
         var newestReach: Int?
         var newestMetered: (value: Bool, stamp: UInt64)?
         var newestNamed: Int?
+        var announced = Announced()
         func isNewest(_ stamp: UInt64, than best: Int?) -> Bool {
             guard let best, let bestStamp = slots[best]?.stamp else { return true }
             return stamp > bestStamp
         }
         for case let (i, input?) in slots.enumerated() {
             let seen = input.observation
+            announced.note(input)
             if let m = seen.metered, newestMetered.map({ input.stamp > $0.stamp }) ?? true {
                 newestMetered = (m, input.stamp)
             }
@@ -99,7 +104,7 @@ public enum Decision {
                     v.underneathKind = link.underneathKind
                 }
                 // The announcement is the link monitor's; the probe adds the API's answer.
-                if v.captivePortal == nil, v.interface == link.interface { v.captivePortal = link.captivePortal }
+                if v.captivePortal == nil, v.interface == link.interface { v.captivePortal = announced.portal(for: link) }
             }
             return named(v, by: observation(newestNamed))
         }
@@ -107,7 +112,9 @@ public enum Decision {
         if let link = observation(newestUsableLink) {
             // netlink says `online` for "a usable route"; a third-party link monitor
             // may know more (an exec monitor reporting `portal`), so take its word.
-            return named(verdict(from: link, state: link.state, metered: metered), by: observation(newestNamed))
+            var v = verdict(from: link, state: link.state, metered: metered)
+            if v.state != .offline { v.captivePortal = announced.portal(for: link) }
+            return named(v, by: observation(newestNamed))
         }
         return nil
     }
@@ -130,14 +137,17 @@ public enum Decision {
     public static func route<S: Sequence<Input>>(_ inputs: S) -> LinkPath {
         var newestLink: Input?
         var newestUsableLink: Input?
-        for input in inputs where input.observation.role == .link && input.observation.state != .unknown {
+        var announced = Announced()
+        for input in inputs {
+            announced.note(input)
+            guard input.observation.role == .link, input.observation.state != .unknown else { continue }
             if newestLink.map({ input.stamp > $0.stamp }) ?? true { newestLink = input }
             if input.observation.state != .offline, newestUsableLink.map({ input.stamp > $0.stamp }) ?? true {
                 newestUsableLink = input
             }
         }
         var path = LinkPath(interface: newestUsableLink?.observation.interface, known: newestLink != nil)
-        path.captivePortal = newestUsableLink?.observation.captivePortal
+        path.captivePortal = newestUsableLink.flatMap { announced.portal(for: $0.observation) }
         return path
     }
 

@@ -245,3 +245,40 @@ final class CheckCount: Sendable {
     var count: Int { seen.withLock { $0 } }
     func stop() { task.withLock { $0?.cancel() } }
 }
+
+/// NetworkManager's DHCP options announce a captive-portal API on a link
+/// observation that says nothing about the link itself.
+@Suite struct NetworkManagerAnnouncementTests {
+    let t = NetworkManagerDecisionTests()
+    let portal = CaptivePortal(api: "https://portal.example/capport", source: .networkmanager)
+
+    func inputs(_ observations: [Observation]) -> [Decision.Input] {
+        observations.enumerated().map { Decision.Input($1, stamp: UInt64($0 + 1)) }
+    }
+
+    func nm(_ portal: CaptivePortal?, on iface: String = "wlan0") -> Observation {
+        var o = t.nmLink(iface)
+        o.captivePortal = portal
+        return o
+    }
+
+    @Test func itRidesOnThePathOfTheSameInterface() {
+        #expect(Decision.route(inputs([t.netlink(.online), nm(portal)])).captivePortal == portal)
+        #expect(Decision.route(inputs([nm(portal), t.netlink(.online)])).captivePortal == portal)
+        #expect(Decision.decide(inputs([t.netlink(.online), nm(portal), t.probe(.online)]))?.captivePortal == portal)
+        #expect(Decision.decide(inputs([t.netlink(.online), nm(portal)]))?.captivePortal == portal)
+    }
+
+    @Test func notOnAnotherInterfaceNorWhenTheLinkIsGone() {
+        #expect(Decision.route(inputs([t.netlink(.online, "eth0"), nm(portal, on: "wlan0")])).captivePortal == nil)
+        #expect(Decision.route(inputs([nm(portal), t.netlink(.offline)])).captivePortal == nil)
+        #expect(Decision.route(inputs([t.netlink(.online), nm(nil)])).captivePortal == nil)
+    }
+
+    @Test func theLinkMonitorsOwnComesFirst() {
+        var netlink = t.netlink(.online)
+        let ra = CaptivePortal(api: "https://router.example/capport", source: .ra)
+        netlink.captivePortal = ra
+        #expect(Decision.route(inputs([netlink, nm(portal)])).captivePortal == ra)
+    }
+}

@@ -1,6 +1,7 @@
 import LifelineCore
 import LifelineDBus
 import LifelineGLib
+import LifelineNet
 import Logging
 import Synchronization
 
@@ -19,6 +20,8 @@ final class NetworkManagerClient: Sendable {
     static let path = "/org/freedesktop/NetworkManager"
     static let activeConnectionInterface = "org.freedesktop.NetworkManager.Connection.Active"
     static let deviceInterface = "org.freedesktop.NetworkManager.Device"
+    static let dhcp4Interface = "org.freedesktop.NetworkManager.DHCP4Config"
+    static let dhcp6Interface = "org.freedesktop.NetworkManager.DHCP6Config"
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
 
     enum Event: Sendable {
@@ -72,10 +75,11 @@ final class NetworkManagerClient: Sendable {
 
         var view = NetworkManagerView()
         var primaryPath = "/"
+        var dhcp = DHCPPaths()
         // Asked after subscribing, so an owner that changes meanwhile is still heard of.
         networkManager.learned(owner: try? await connection.owner(of: Self.name))
         if networkManager.owner != nil {
-            (view, primaryPath) = await readAll(connection)
+            (view, primaryPath, dhcp) = await readAll(connection)
             arrived(view)
         } else {
             logger.info("NetworkManager is not on the system bus; following it once it starts")
@@ -93,7 +97,7 @@ final class NetworkManagerClient: Sendable {
                     publisher.absent()
                 } else {
                     logger.info("NetworkManager is on the system bus again")
-                    (view, primaryPath) = await readAll(connection)
+                    (view, primaryPath, dhcp) = await readAll(connection)
                     arrived(view)
                 }
                 continue
@@ -109,11 +113,17 @@ final class NetworkManagerClient: Sendable {
                 }
                 if let newPrimary, newPrimary != primaryPath {
                     primaryPath = newPrimary
-                    await readPrimary(connection, path: primaryPath, into: &view)
+                    dhcp = await readPrimary(connection, path: primaryPath, into: &view)
                 }
             } else if message.path == primaryPath, interface == Self.activeConnectionInterface {
-                // The primary connection itself changed (renamed, new device).
-                await readPrimary(connection, path: primaryPath, into: &view)
+                // The primary connection itself changed (renamed, new device, a new lease).
+                dhcp = await readPrimary(connection, path: primaryPath, into: &view)
+            } else if message.path == dhcp.v4, interface == Self.dhcp4Interface {
+                guard let options = Self.options(in: changed) else { continue }
+                view.dhcp4Portal = dhcpPortal(options, names: DHCPCaptivePortal.dhcp4Names, previous: view.dhcp4Portal, view)
+            } else if message.path == dhcp.v6, interface == Self.dhcp6Interface {
+                guard let options = Self.options(in: changed) else { continue }
+                view.dhcp6Portal = dhcpPortal(options, names: DHCPCaptivePortal.dhcp6Names, previous: view.dhcp6Portal, view)
             } else {
                 continue
             }
@@ -145,24 +155,35 @@ final class NetworkManagerClient: Sendable {
         }
     }
 
-    /// Every property that matters, and the path of the primary connection.
-    private func readAll(_ connection: BusConnection) async -> (NetworkManagerView, String) {
+    /// The primary connection's DHCP objects, whose `PropertiesChanged` are followed.
+    struct DHCPPaths: Equatable {
+        var v4 = "/"
+        var v6 = "/"
+    }
+
+    /// Every property that matters, the path of the primary connection and of its DHCP objects.
+    private func readAll(_ connection: BusConnection) async -> (NetworkManagerView, String, DHCPPaths) {
         var view = NetworkManagerView()
         var primary = "/"
         for (name, value) in await getAll(connection, path: Self.path, interface: Self.name) {
             if name == "PrimaryConnection", case .objectPath(let p) = value { primary = p }
             view.apply(name, value)
         }
-        await readPrimary(connection, path: primary, into: &view)
-        return (view, primary)
+        let dhcp = await readPrimary(connection, path: primary, into: &view)
+        return (view, primary, dhcp)
     }
 
-    /// The primary connection's name, type and its first device's interface.
-    private func readPrimary(_ connection: BusConnection, path: String, into view: inout NetworkManagerView) async {
+    /// The primary connection's name, type, its first device's interface and
+    /// what its DHCP options announce.
+    private func readPrimary(_ connection: BusConnection, path: String, into view: inout NetworkManagerView) async -> DHCPPaths {
         view.connectionName = ""
         view.connectionType = ""
         view.interface = ""
-        guard path != "/" else { return }
+        let before = (view.dhcp4Portal, view.dhcp6Portal)
+        view.dhcp4Portal = nil
+        view.dhcp6Portal = nil
+        var dhcp = DHCPPaths()
+        guard path != "/" else { return dhcp }
         var device: String?
         for (name, value) in await getAll(connection, path: path, interface: Self.activeConnectionInterface) {
             switch (name, value) {
@@ -170,13 +191,42 @@ final class NetworkManagerClient: Sendable {
             case ("Type", .string(let s)): view.connectionType = Self.bounded(s, 64)
             case ("Devices", .array(_, let devices)):
                 if case .objectPath(let p)? = devices.first { device = p }
+            case ("Dhcp4Config", .objectPath(let p)): dhcp.v4 = p
+            case ("Dhcp6Config", .objectPath(let p)): dhcp.v6 = p
             default: break
             }
         }
-        guard let device else { return }
+        guard let device else { return DHCPPaths() }
         for (name, value) in await getAll(connection, path: device, interface: Self.deviceInterface) where name == "Interface" {
             view.interface = Self.bounded(value.string ?? "", 64)
         }
+        if dhcp.v4 != "/", let options = Self.options(in: await getAll(connection, path: dhcp.v4, interface: Self.dhcp4Interface)) {
+            view.dhcp4Portal = dhcpPortal(options, names: DHCPCaptivePortal.dhcp4Names, previous: before.0, view)
+        }
+        if dhcp.v6 != "/", let options = Self.options(in: await getAll(connection, path: dhcp.v6, interface: Self.dhcp6Interface)) {
+            view.dhcp6Portal = dhcpPortal(options, names: DHCPCaptivePortal.dhcp6Names, previous: before.1, view)
+        }
+        return dhcp
+    }
+
+    private static func options(in properties: [(String, BusValue)]) -> BusValue? {
+        properties.first { $0.0 == "Options" }?.1
+    }
+
+    /// The announcement in a DHCP object's `Options`. A refused one is logged
+    /// when it differs from `previous`, so a lease renewed again and again is
+    /// logged once.
+    private func dhcpPortal(_ value: BusValue, names: [String], previous: CaptivePortalOption?,
+                            _ view: NetworkManagerView) -> CaptivePortalOption? {
+        guard let options = value.vardictEntries else {
+            logger.debug("NetworkManager DHCP Options of \(view.interface) are not a property map")
+            return nil
+        }
+        let option = DHCPCaptivePortal.option(in: options, names: names)
+        if case .refused(let reason)? = option, option != previous {
+            logger.warning("networkmanager: \(view.interface): \(reason); not asked")
+        }
+        return option
     }
 
     /// A name as another program gave it, cut to `limit` characters: every surface

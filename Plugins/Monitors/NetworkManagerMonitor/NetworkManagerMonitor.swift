@@ -6,7 +6,8 @@ import LifelineGLib
 /// `networkmanager` monitor: what NetworkManager knows that the kernel cannot
 /// tell, from `org.freedesktop.NetworkManager` on the system bus: its `State`,
 /// `Connectivity`, `Metered` and the primary connection (`Id`, `Type`, its
-/// device's `Interface`). Event-driven (`PropertiesChanged`), no polling.
+/// device's `Interface`, the captive-portal API its DHCP options announce).
+/// Event-driven (`PropertiesChanged`), no polling.
 ///
 /// Costs nothing where NetworkManager is absent: without it on the bus the
 /// monitor waits for `NameOwnerChanged`; without a system bus at all it says so

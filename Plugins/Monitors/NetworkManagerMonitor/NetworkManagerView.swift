@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelineNet
 
 /// What NetworkManager says, as the monitor last read it, and the observations
 /// that say it to the core. Pure: the D-Bus side only fills the fields.
@@ -10,7 +11,8 @@ import LifelineCore
 ///   FULL `online`, PORTAL `portal`, LIMITED and NONE `limited`. UNKNOWN, or any
 ///   connectivity while disconnected (the link already says it), says nothing.
 /// - Both carry what only NetworkManager knows: the primary connection's name,
-///   its kind (from its `Type`), its device's interface and `Metered`.
+///   its kind (from its `Type`), its device's interface and `Metered`; the link
+///   observation also the captive-portal API its DHCP options announce.
 struct NetworkManagerView: Equatable, Sendable {
     /// `NMState`: 0 unknown, 10 asleep, 20 disconnected, 30 disconnecting,
     /// 40 connecting, 50 connected (local), 60 (site), 70 (global).
@@ -25,6 +27,10 @@ struct NetworkManagerView: Equatable, Sendable {
     var connectionType = ""
     var connectionName = ""
     var interface = ""
+    /// The captive-portal API in the primary connection's DHCPv4 and DHCPv6
+    /// options (`DHCPCaptivePortal`); nil where they name none.
+    var dhcp4Portal: CaptivePortalOption?
+    var dhcp6Portal: CaptivePortalOption?
 
     static func kind(ofType type: String) -> InterfaceKind {
         switch type {
@@ -55,7 +61,22 @@ struct NetworkManagerView: Equatable, Sendable {
         case 1..<20: "NetworkManager is not connected (state \(state))"
         default: "NetworkManager state \(state)"
         }
-        return observation(.link, linkState, reason)
+        var link = observation(.link, linkState, reason)
+        if !isDisconnected { link.captivePortal = announcedPortal }
+        return link
+    }
+
+    /// The usable announcement, DHCPv4's first; nil when there is none, it
+    /// was refused, or the network said it has no portal.
+    var announcedPortal: CaptivePortal? {
+        for option in [dhcp4Portal, dhcp6Portal] {
+            switch option {
+            case .api(let url)?: return CaptivePortal(api: url, source: .networkmanager)
+            case .unrestricted?: return nil
+            case .refused?, nil: continue
+            }
+        }
+        return nil
     }
 
     var reachability: Observation {

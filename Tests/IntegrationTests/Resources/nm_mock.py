@@ -16,6 +16,11 @@ DBUS_SYSTEM_BUS_ADDRESS (the tests' private stand-in for the system bus).
   nm_mock.py stalled-primary NAME TYPE IFACE METERED
                                               like primary, but no GetAll of the new connection is ever
                                               answered (a NetworkManager stuck on that object)
+  nm_mock.py dhcp4 IFACE [NAME KIND VALUE]    a new lease for the connection of IFACE: its DHCP4Config's
+                                              Options hold an address and NAME (KIND s: the string VALUE,
+                                              u: the number VALUE, big: "https://" and VALUE letters);
+                                              the first lease is given to the connection, later ones
+                                              change the Options
 """
 import sys
 import time
@@ -79,6 +84,7 @@ def primary(name, conn_type, iface, metered, held=False, stalled=False):
     mock.AddObject(active, NM + '.Connection.Active', {
         'Id': name, 'Type': conn_type, 'Devices': dbus.Array([dbus.ObjectPath(device)], signature='o'),
         'State': dbus.UInt32(2), 'Default': True,
+        'Dhcp4Config': dbus.ObjectPath('/'), 'Dhcp6Config': dbus.ObjectPath('/'),
     }, [])
     if held:
         test_call(active, 'HoldNextGetAll', HOLD)
@@ -87,6 +93,26 @@ def primary(name, conn_type, iface, metered, held=False, stalled=False):
     manager_property('ConnectivityCheckEnabled', dbus.Boolean(True, variant_level=1))
     manager_property('Metered', dbus.UInt32(int(metered), variant_level=1))
     manager_property('PrimaryConnection', dbus.ObjectPath(active, variant_level=1))
+
+
+def dhcp4(iface, *option):
+    path = '/org/freedesktop/NetworkManager/DHCP4Config/' + iface
+    options = {'ip_address': dbus.String('10.0.0.2')}
+    if option:
+        name, kind, value = option
+        if kind == 'u':
+            options[name] = dbus.UInt32(int(value))
+        elif kind == 'big':
+            options[name] = dbus.String('https://' + 'a' * int(value))
+        else:
+            options[name] = dbus.String(value)
+    options = dbus.Dictionary(options, signature='sv', variant_level=1)
+    try:
+        mock.SetProperty(path, NM + '.DHCP4Config', 'Options', options)
+    except dbus.exceptions.DBusException:  # the connection's first lease
+        mock.AddObject(path, NM + '.DHCP4Config', {'Options': options}, [])
+        mock.SetProperty(active_path(iface), NM + '.Connection.Active', 'Dhcp4Config',
+                         dbus.ObjectPath(path, variant_level=1))
 
 
 def test_call(path, method, code):
@@ -106,6 +132,8 @@ def main(argv):
         primary(*args, stalled=True)
     elif command == 'answer':
         test_call(active_path(args[0]), 'AnswerHeldGetAll', ANSWER)
+    elif command == 'dhcp4':
+        dhcp4(*args)
     elif command == 'state':
         mock.SetGlobalConnectionState(dbus.UInt32(int(args[0])))
     elif command == 'connectivity':
