@@ -23,6 +23,9 @@ final class QualityWatch: Sendable {
     /// while traffic flows sees what a read every second would, at a fifth of
     /// the cost.
     static let gap = Duration.seconds(5)
+    /// How long after the last sample of the traffic a probe round still adds
+    /// to the reading: the estimator's window.
+    static let trafficWindow = Duration.seconds(30)
 
     init(time: TimeSource, estimator: QualityEstimator = QualityEstimator(), read: Reader? = nil,
          report: @escaping @Sendable (Quality?) -> Void) {
@@ -71,6 +74,10 @@ final class QualityWatch: Sendable {
     func probe(rttMs: Double?, dnsFailed: Bool, generation: UInt64, at now: Moment) {
         let changed = estimator.withLock { e -> Quality?? in
             let forgot = forget(&e, unless: generation)
+            // The probe's numbers add to a reading of the user's traffic. Alone,
+            // on a machine where nothing flowed for a window, they publish
+            // nothing: an idle daemon then writes (and wakes) nothing for quality.
+            guard let last = e.last, last.duration(to: now) <= Self.trafficWindow else { return forgot ? .some(nil) : nil }
             if let q = e.0.probe(rttMs: rttMs, dnsFailed: dnsFailed, at: now) { return .some(q) }
             return forgot ? .some(nil) : nil
         }
