@@ -22,24 +22,13 @@ extension QualityLabTests {
         let direct = ["no_proxy": "*", "http_proxy": "", "https_proxy": "", "all_proxy": "", "HTTPS_PROXY": "", "ALL_PROXY": ""]
         let fixture = try DaemonFixture(extraEnvironment: desktop.environment.merging(direct) { $1 })
         defer { fixture.stopNow() }
-        try fixture.writeConfig("""
-            [debounce]
-            down = "200ms"
-            up = "100ms"
-            [[monitor]]
-            kind = "netlink"
-            [[monitor]]
-            kind = "probe"
-            url = "http://\(host):8080/check_network_status.txt"
-            interval = "5s"
-            timeout = "2s"
+        try fixture.writeConfig(ProbeTests.config(url: "http://\(host):8080/check_network_status.txt", interval: "5s", timeout: "2s", extra: """
+
             [[sink]]
             kind = "libnotify"
             quality_alert = true
             quality_alert_after = "10s"
-            [[sink]]
-            kind = "log"
-            """)
+            """))
         let monitor = try NotificationCalls.watch(desktop, output: URL(fileURLWithPath: fixture.path("notify.log")))
         await Desktop.waitUntilMonitoring(monitor)
         fixture.commandPrefix = ["ip", "netns", "exec", lab.lab.namespace]
