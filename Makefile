@@ -164,15 +164,13 @@ MINUTES ?= 10
 soak: release test-deps
 	bash scripts/soak.sh $(MINUTES)
 
-# libFuzzer (toolchain only) on the netlink parser, the config loader and the
-# readers of other programs' text (exec-monitor lines, event JSON);
+# libFuzzer (toolchain only) on the netlink parser (and the RA options and
+# sock_diag answers it reads), the config loader, the readers of other programs'
+# text (exec-monitor lines, event JSON, HTTP replies) and D-Bus messages;
 # FUZZ_SECONDS per target. A crash stops it with a non-zero status.
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
-	bash fuzz/netlink.sh $(FUZZ_SECONDS)
-	bash fuzz/config.sh $(FUZZ_SECONDS)
-	bash fuzz/input.sh $(FUZZ_SECONDS)
-	bash fuzz/dbus.sh $(FUZZ_SECONDS)
+	for target in netlink config input dbus; do bash fuzz/run.sh $$target $(FUZZ_SECONDS) || exit 1; done
 
 # For CI: every target for 30 s; fails on any crash.
 fuzz-ci:

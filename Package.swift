@@ -166,15 +166,29 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // libFuzzer target for the config loader (fuzz/config.sh); a plain build replays inputs.
+        // libFuzzer targets (fuzz/run.sh builds them with -sanitize=fuzzer and -DFUZZING). A
+        // plain build makes each a replayer of files (FuzzReplay), so every `swift build`
+        // compiles them against the code as it is, and a test replays the seeds.
+        .target(name: "FuzzReplay", path: "fuzz/Replay", swiftSettings: strict),
+        // The rtnetlink parser, the route model, RA options and sock_diag.
         .executableTarget(
-            name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML"],
+            name: "lifeline-fuzz-netlink", dependencies: ["LifelineNet", "FuzzReplay"],
+            path: "fuzz/NetlinkFuzz", swiftSettings: strict
+        ),
+        // D-Bus messages as the daemon reads a stranger's.
+        .executableTarget(
+            name: "lifeline-fuzz-dbus", dependencies: ["LifelineDBus", "FuzzReplay"],
+            path: "fuzz/DBusFuzz", swiftSettings: strict
+        ),
+        // The config loader.
+        .executableTarget(
+            name: "lifeline-fuzz-config", dependencies: ["LifelineConfig", "LifelineDaemon", "LifelineTOML", "FuzzReplay"],
             path: "fuzz/ConfigFuzz", swiftSettings: strict
         ),
-        // libFuzzer target for the readers of other programs' text (fuzz/input.sh):
+        // The readers of other programs' text:
         // exec-monitor lines, event JSON, the HTTP client's reply reader.
         .executableTarget(
-            name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineFormats", "LifelineNet"],
+            name: "lifeline-fuzz-input", dependencies: ["ExecMonitor", "LifelineCore", "LifelineFormats", "LifelineNet", "FuzzReplay"],
             path: "fuzz/InputFuzz", swiftSettings: strict
         ),
 

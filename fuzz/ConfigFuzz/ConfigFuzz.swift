@@ -1,4 +1,4 @@
-// The config loader after the parse, under libFuzzer (fuzz/config.sh builds this
+// The config loader after the parse, under libFuzzer (`fuzz/run.sh config` builds this
 // with -sanitize=fuzzer and -DFUZZING). The TOML parser itself runs in a child
 // process in the daemon, because it aborts on some input by design; what runs in
 // the daemon is everything below: the reader of the child's answer (untrusted
@@ -38,27 +38,10 @@ public func configFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 #else
-import Glibc
+import FuzzReplay
 
 @main
 struct ReplayConfigInputs {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let file = fopen(path, "rb") else {
-                print("\(path): cannot open")
-                exit(1)
-            }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = fread(&chunk, 1, chunk.count, file)
-                if n == 0 { break }
-                bytes += chunk[0..<n]
-            }
-            fclose(file)
-            bytes.withUnsafeBytes { fuzzConfig($0) }
-            print("\(path): ok")
-        }
-    }
+    static func main() { replayFiles(fuzzConfig) }
 }
 #endif

@@ -1,4 +1,4 @@
-// Readers of text that other programs write, under libFuzzer (fuzz/input.sh
+// Readers of text that other programs write, under libFuzzer (`fuzz/run.sh input`
 // builds this with -sanitize=fuzzer and -DFUZZING): an exec monitor's output
 // line, the event JSON that the log, the state file and `lifeline status`
 // read back, and an HTTP reply as the probe's own client reads it off the
@@ -95,27 +95,10 @@ public func inputFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 #else
-import Glibc
+import FuzzReplay
 
 @main
 struct ReplayInputs {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let file = fopen(path, "rb") else {
-                print("\(path): cannot open")
-                exit(1)
-            }
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = fread(&chunk, 1, chunk.count, file)
-                if n == 0 { break }
-                bytes += chunk[0..<n]
-            }
-            fclose(file)
-            bytes.withUnsafeBytes { fuzzInput($0) }
-            print("\(path): ok")
-        }
-    }
+    static func main() { replayFiles(fuzzInput) }
 }
 #endif

@@ -2,7 +2,7 @@ import CNetlink
 
 // The rtnetlink wire format as typed values. Pure: bytes in, messages and
 // problems out, no socket, no logging, no Foundation, so unit tests and the
-// libFuzzer target (fuzz/netlink.sh) drive it with hand-built buffers.
+// libFuzzer target (fuzz/NetlinkFuzz) drive it with hand-built buffers.
 //
 // Every read goes through `Bytes`, which checks its range first: a length field
 // that points past the buffer drops that message (or, for the outer header, the

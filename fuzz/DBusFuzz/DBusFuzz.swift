@@ -1,13 +1,15 @@
-// libFuzzer entry for reading D-Bus messages as the daemon reads a stranger's
-// (built by fuzz/dbus.sh with LifelineDBus's message sources, under ASan):
+// Reading D-Bus messages as the daemon reads a stranger's, under libFuzzer
+// (`fuzz/run.sh dbus` builds this with -sanitize=fuzzer and -DFUZZING):
 // the bytes are demarshalled as libdbus reads a message off the socket, the
 // header is checked as every handler checks it, and the arguments are read
 // within the daemon's bounds, then within tight ones. Neither may crash, and
 // no reading may exceed its bounds.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func dbusFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    let bytes = Array(UnsafeBufferPointer(start: data, count: data == nil ? 0 : size))
-    guard let message = try? BusMessage.demarshal(bytes) else { return 0 }
+//
+// Built without -DFUZZING it replays files instead: `lifeline-fuzz-dbus FILE…`.
+import LifelineDBus
+
+func fuzzDBus(_ buffer: UnsafeRawBufferPointer) {
+    guard let message = try? BusMessage.demarshal(Array(buffer)) else { return }
     _ = (message.kind, message.path, message.interface, message.member, message.sender, message.signature)
     _ = message.is(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", signature: "sa{sv}as")
     _ = message.is(interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep", signature: "b",
@@ -22,7 +24,6 @@ public func dbusFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         precondition(depth(values) <= tight.depth, "read past a tight depth bound")
     }
     _ = message.asError
-    return 0
 }
 
 private func children(_ value: BusValue) -> [BusValue] {
@@ -49,3 +50,18 @@ private func isContainer(_ value: BusValue) -> Bool {
     default: false
     }
 }
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func dbusFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    fuzzDBus(UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size))
+    return 0
+}
+#else
+import FuzzReplay
+
+@main
+struct ReplayDBusInputs {
+    static func main() { replayFiles(fuzzDBus) }
+}
+#endif
