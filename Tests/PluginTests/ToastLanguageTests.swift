@@ -14,6 +14,9 @@ import Testing
         "{m}m {s}s": "{m}분 {s}초",
         "Back online via {connection} — without internet for {duration}.":
             "{connection} 연결로 다시 연결되었습니다. {duration} 동안 인터넷이 되지 않았습니다.",
+        "Wi-Fi session ends in {count} min": "Wi-Fi 세션이 {count}분 후에 끝납니다",
+        "The network's sign-in page can extend it.": "네트워크의 로그인 페이지에서 연장할 수 있습니다.",
+        "Extend": "연장",
     ])
 
     func event() -> StateEvent {
@@ -40,5 +43,22 @@ import Testing
         #expect(toast.body == "The network on wlan0 does not reach the internet. Wlan0 has no IPv4 address.")
         #expect(toast.labels == Toast.Labels())
         #expect([toast.labels.checkNow, toast.labels.mute] == ["Check now", "Mute for 1 hour"])
+    }
+
+    /// The warning before a network's session ends speaks the user's language
+    /// too, its "Extend" button included.
+    @Test func theSessionWarningInKorean() {
+        var e = StateEvent(state: .online, previous: .unknown, since: 0, interface: "wlan0", kind: .wifi, sequence: 1)
+        var portal = CaptivePortal(api: "https://p.example/api", source: .ra)
+        portal.captive = false
+        portal.secondsRemaining = 300
+        portal.canExtendSession = true
+        portal.userPortalURL = "https://p.example/login"
+        e.captivePortal = portal
+        var warning = SessionWarning(time: .seconds(600), bytes: 0, translator: korean)
+        let toast = warning.take(e, now: 0)
+        #expect(toast?.summary == "Wi-Fi 세션이 5분 후에 끝납니다")
+        #expect(toast?.body == "네트워크의 로그인 페이지에서 연장할 수 있습니다.")
+        #expect(toast?.buttons.map(\.label) == ["연장"])
     }
 }

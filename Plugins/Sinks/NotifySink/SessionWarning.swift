@@ -1,4 +1,5 @@
 import LifelineCore
+import LifelinePlatform
 
 /// The one toast before a network's session runs out, as its captive-portal
 /// API (RFC 8908) counts it: "Wi-Fi session ends in 10 min" once the
@@ -18,9 +19,13 @@ struct SessionWarning: Sendable {
     private(set) var endsAt: Int64?
     private var warned = false
 
-    init(time: Duration, bytes: Int64) {
+    /// The language of the toast, as every other toast of the sink.
+    var translator: Translator
+
+    init(time: Duration, bytes: Int64, translator: Translator = .user) {
         self.time = time
         self.bytes = bytes
+        self.translator = translator
     }
 
     /// When the toast falls due by time alone, µs since the epoch; nil when it never does.
@@ -44,21 +49,31 @@ struct SessionWarning: Sendable {
     /// the outage holds the screen otherwise; the warning waits for it).
     mutating func due(_ e: StateEvent, now: Int64) -> Toast? {
         guard !warned, e.state == .online, let portal, portal.captive == false else { return nil }
-        var left: String?
+        let t = translator
+        let wifi = e.kind == .wifi
+        var summary: String?
         if let endsAt, endsAt > now, endsAt - now <= time.microseconds {
-            left = "in \(max(1, (endsAt - now + 59_999_999) / 60_000_000)) min"
+            let minutes = Int(max(1, (endsAt - now + 59_999_999) / 60_000_000))
+            let count = String(minutes)
+            summary = wifi
+                ? t.trn("Wi-Fi session ends in {count} min", "Wi-Fi session ends in {count} min", minutes, ["count": count])
+                : t.trn("Network session ends in {count} min", "Network session ends in {count} min", minutes, ["count": count])
         }
-        if left == nil, let b = portal.bytesRemaining, b <= bytes {
-            left = "with \(b >= 1_000_000 ? "\(b / 1_000_000) MB" : "\(b / 1000) kB") left"
+        if summary == nil, let b = portal.bytesRemaining, b <= bytes {
+            let amount = b >= 1_000_000 ? "\(b / 1_000_000) MB" : "\(b / 1000) kB"
+            summary = wifi ? t.tr("Wi-Fi session ends with {amount} left", ["amount": amount])
+                           : t.tr("Network session ends with {amount} left", ["amount": amount])
         }
-        guard let left else { return nil }
+        guard let summary else { return nil }
         warned = true
-        let network = e.kind == .wifi ? "Wi-Fi" : "Network"
+        let extendable = portal.canExtendSession == true
         var toast = Toast(
-            summary: "\(network) session ends \(left)",
-            body: portal.canExtendSession == true ? "The network's sign-in page can extend it." : "Then the network asks you to sign in again.",
+            summary: summary,
+            body: extendable ? t.tr("The network's sign-in page can extend it.")
+                             : t.tr("Then the network asks you to sign in again."),
             icon: "network-wireless", urgency: .normal, hasActions: false, timeout: -1)
-        toast.extendsSession = portal.canExtendSession == true && portal.userPortalURL != nil
+        toast.labels = Toast.Labels(t)
+        toast.extendsSession = extendable && portal.userPortalURL != nil
         toast.category = "network"
         return toast
     }
