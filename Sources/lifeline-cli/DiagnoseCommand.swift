@@ -135,19 +135,37 @@ struct DiagnoseCommand: ParsableCommand {
         return out
     }
 
-    /// The network's captive-portal announcement and its API's last answer, as the daemon holds them.
+    /// The network's captive-portal announcement, where it came from, and its
+    /// API's last answer, as the daemon holds them; the labels in the language
+    /// of `t`, the network's URLs as they were given.
     static func captivePortalLines(_ p: CaptivePortal, _ t: Translator = .english) -> String {
-        var out = "Captive-portal API" + "\n"
-        out += "  " + TerminalText.visible(p.api) + " (" + p.source.rawValue + ")\n"
-        guard let captive = p.captive else { return out + "  no answer" + "\n" }
-        var answer = [captive ? "captive" : "not captive"]
-        if let s = p.secondsRemaining { answer.append("\(s) s left") }
-        if let b = p.bytesRemaining { answer.append("\(b) bytes left") }
-        if p.canExtendSession == true { answer.append("can extend") }
+        var out = t.tr("Captive-portal API") + "\n"
+        out += "  " + TerminalText.visible(p.api) + " (" + announcer(p.source) + ")\n"
+        guard let captive = p.captive else { return out + "  " + t.tr("no answer yet") + "\n" }
+        var answer = [captive ? t.tr("sign-in required") : t.tr("signed in")]
+        if let s = p.secondsRemaining { answer.append(t.tr("{time} left", ["time": t.duration(.seconds(s))])) }
+        if let b = p.bytesRemaining { answer.append(t.tr("{amount} left", ["amount": bytes(b)])) }
+        if p.canExtendSession == true { answer.append(t.tr("can be extended")) }
         out += "  " + answer.joined(separator: ", ") + "\n"
-        if let url = p.userPortalURL { out += "  sign in: " + TerminalText.visible(url) + "\n" }
-        if let url = p.venueInfoURL { out += "  venue: " + TerminalText.visible(url) + "\n" }
+        if let url = p.userPortalURL { out += "  " + t.tr("sign-in page: {url}", ["url": TerminalText.visible(url)]) + "\n" }
+        if let url = p.venueInfoURL { out += "  " + t.tr("venue information: {url}", ["url": TerminalText.visible(url)]) + "\n" }
         return out
+    }
+
+    /// Who announced the API, by the names the user knows them by.
+    static func announcer(_ source: CaptivePortalSource) -> String {
+        switch source {
+        case .ra: "Router Advertisement"
+        case .dhcp4: "DHCPv4"
+        case .dhcp6: "DHCPv6"
+        case .networkd: "systemd-networkd"
+        case .networkmanager: "NetworkManager"
+        }
+    }
+
+    /// "4 MB", "800 kB", "512 bytes".
+    static func bytes(_ b: Int64) -> String {
+        b >= 1_000_000 ? "\(b / 1_000_000) MB" : b >= 1000 ? "\(b / 1000) kB" : "\(b) bytes"
     }
 
     static func millis(_ ms: Double) -> String {

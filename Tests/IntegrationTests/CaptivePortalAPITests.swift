@@ -180,7 +180,7 @@ final class CaptivePortalLab: @unchecked Sendable {
         #expect(await fixture.stop() == 0)
     }
 
-    @Test(.requires(CaptivePortalLab.requirement))
+    @Test(.requires(CaptivePortalLab.requirement, .tools(["msgfmt"])))
     func aNetworkdLinkStateFileDrivesTheSamePath() async throws {
         let portal = try CaptivePortalLab()
         let links = portal.lab.workDir.appendingPathComponent("links").path
@@ -197,6 +197,18 @@ final class CaptivePortalLab: @unchecked Sendable {
         #expect(await fixture.waitForState("portal", timeout: .seconds(30)), "\(fixture.daemonLog)")
         print("CaptivePortalAPITests: portal \(ContinuousClock.now - written) after the link file")
         #expect(CaptivePortalLab.portal(fixture)?["source"] as? String == "networkd")
+        // `diagnose` says what was announced, by whom, and what the API answered, in the user's language.
+        let catalogs = try Catalogs(in: fixture.path("catalogs"))
+        for (language, expected) in [("en", ["Captive-portal API", "  \(portal.api) (systemd-networkd)", "  sign-in required",
+                                             "  sign-in page: \(portal.portalPage)"]),
+                                     ("ko", ["종속 포털 API", "  \(portal.api) (systemd-networkd)", "  로그인 필요",
+                                             "  로그인 페이지: \(portal.portalPage)"])] {
+            var environment = fixture.environment.merging(catalogs.environment(language)) { $1 }
+            for name in ["http_proxy", "https_proxy", "all_proxy", "HTTPS_PROXY", "ALL_PROXY"] { environment[name] = nil }
+            let diagnose = try Harness.run(["ip", "netns", "exec", portal.lab.namespace, Harness.binary, "diagnose",
+                                            "--url", portal.lab.checkURL, "--timeout", "2s"], environment: environment)
+            #expect(diagnose.stdout.contains(expected.joined(separator: "\n") + "\n"), "\(language):\n\(diagnose.stdout)\(diagnose.stderr)")
+        }
         // The announcement gone, the probe alone decides again.
         try FileManager.default.removeItem(atPath: file)
         #expect(await fixture.waitForState("online", timeout: .seconds(5)), "\(fixture.daemonLog)")
