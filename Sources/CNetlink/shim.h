@@ -54,6 +54,8 @@ static const uint32_t LL_RTMGRP_IPV6_IFADDR = RTMGRP_IPV6_IFADDR;
 static const uint32_t LL_RTMGRP_IPV4_ROUTE = RTMGRP_IPV4_ROUTE;
 static const uint32_t LL_RTMGRP_IPV6_ROUTE = RTMGRP_IPV6_ROUTE;
 static const uint32_t LL_RTMGRP_IPV4_RULE = RTMGRP_IPV4_RULE;
+// Neighbour table changes: `diagnose` waits on them for the router's answer.
+static const uint32_t LL_RTMGRP_NEIGH = RTMGRP_NEIGH;
 // IPv6 rules have no RTMGRP_ bit: the group is joined with NETLINK_ADD_MEMBERSHIP.
 static const int LL_RTNLGRP_IPV6_RULE = RTNLGRP_IPV6_RULE;
 // Router Advertisement options the kernel does not use itself (the captive

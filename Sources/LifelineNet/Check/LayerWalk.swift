@@ -1,3 +1,4 @@
+import CNetlink
 import Glibc
 import LifelineCore
 import LifelinePlatform
@@ -378,9 +379,10 @@ private struct FamilyWalk {
     /// entry does not say so yet (absent, INCOMPLETE, FAILED), nothing may have
     /// been sent to the router for a while and the kernel has not asked: one
     /// datagram to it (the discard port) makes the kernel ask, and the table is
-    /// read again until it answers or a second has passed. A router that
-    /// answers does so within milliseconds, while the kernel waits a second
-    /// before asking again, so a second bounds the wait without missing one.
+    /// read again each time the kernel says a neighbour entry changed, until it
+    /// answers or a second has passed. A router that answers does so within
+    /// milliseconds, while the kernel waits a second before asking again, so a
+    /// second bounds the wait without missing one.
     package static func routerAnswers(_ route: DefaultGateway) -> Result<Bool?, GatewayReader.Failure> {
         func look() -> Result<Bool?, GatewayReader.Failure> {
             Result { () throws(GatewayReader.Failure) in
@@ -389,17 +391,30 @@ private struct FamilyWalk {
             }
         }
         let deadline = ContinuousClock.now + .seconds(1)
+        // Subscribed before the first look, so no change after it goes unseen.
+        let changes = try? NetlinkSocket(groups: LL_RTMGRP_NEIGH, nonBlocking: true)
         var found = look()
         switch found {
         case .success(true?), .failure: return found
         default: nudge(route)
         }
-        while ContinuousClock.now + .milliseconds(20) < deadline {
-            usleep(20_000)
+        guard let changes else { return found }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        while case let left = deadline - ContinuousClock.now, left > .zero {
+            guard changes.waitReadable(timeoutMs: Int32(max(1, left.microseconds / 1000))) else { break }
+            // What changed is read from the table; the events only say when to look.
+            drain: while true {
+                switch buffer.withUnsafeMutableBytes({ try? changes.receive(into: $0) }) {
+                case .wouldBlock?, nil: break drain
+                default: continue
+                }
+            }
             found = look()
             if case .success(true?) = found { return found }
         }
-        return found
+        // The kernel announces an answer, not the unanswered entry it made for
+        // the nudge: the table as it stands at the end says what was asked.
+        return look()
     }
 
     /// One empty datagram to the router's discard port: the kernel has to
