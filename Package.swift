@@ -79,10 +79,12 @@ let package = Package(
     targets: [
         // C headers and libraries, one shim each. Headers only (their functions live in glibc):
         // rtnetlink for the network primitives; pidfd_open, close_range and posix_spawn
-        // for children; epoll, eventfd and timerfd for the executor and for waits; gettext.
+        // for children; epoll, eventfd and timerfd for the executor and for waits; glibc's
+        // socket constants under names of our own (Sources/CSocket says why); gettext.
         .systemLibrary(name: "CNetlink", path: "Sources/CNetlink"),
         .systemLibrary(name: "CProcess", path: "Sources/CProcess"),
         .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
+        .systemLibrary(name: "CSocket", path: "Sources/CSocket"),
         .systemLibrary(name: "CIntl", path: "Sources/CIntl"),
         // Libraries through pkg-config, which gives SwiftPM the -l flags.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
@@ -94,7 +96,7 @@ let package = Package(
         .target(name: "CCurl"),
 
         // Platform glue: one way to spawn a child, files, threads, descriptor waits, paths, gettext.
-        library("LifelinePlatform", ["CProcess", "CEpoll", "CIntl"]),
+        library("LifelinePlatform", ["CProcess", "CEpoll", "CSocket", "CIntl"]),
         // The domain: states and observations, the decision, the debouncer, outages,
         // alert holds, the bus and its mailboxes, the plugin contract, how a state reads.
         library("LifelineCore", ["LifelinePlatform", logging]),

@@ -58,7 +58,7 @@ package enum ChildProcess {
 
     private static func socketPair() throws(Failure) -> (parent: Int32, child: Int32) {
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+        guard socketpair(AF_UNIX, SocketConstants.stream | SocketConstants.closeOnExec, 0, &fds) == 0 else {
             throw Failure(description: "socketpair: \(errnoText())")
         }
         return (fds[0], fds[1])

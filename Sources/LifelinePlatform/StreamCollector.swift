@@ -77,7 +77,7 @@ struct StreamCollector {
     private mutating func send() {
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
-                var n = Glibc.send(input, raw.baseAddress! + written, raw.count - written, Int32(MSG_NOSIGNAL))
+                var n = Glibc.send(input, raw.baseAddress! + written, raw.count - written, SocketConstants.noSignal)
                 if n < 0, errno == ENOTSOCK { n = write(input, raw.baseAddress! + written, raw.count - written) }
                 return n
             }

@@ -1,4 +1,5 @@
 import Foundation
+import LifelinePlatform
 import LifelineTestKit
 import Testing
 
@@ -448,7 +449,7 @@ final class TmuxLab: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let path = socketFolder + "/" + name
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, SocketConstants.stream, 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in

@@ -1,5 +1,6 @@
 import Glibc
 import LifelineCore
+import LifelinePlatform
 import Testing
 
 @testable import LifelineNet
@@ -14,7 +15,7 @@ import Testing
         let port: UInt16
 
         init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(AF_INET, SocketConstants.stream | SocketConstants.closeOnExec, 0)
             self.fd = fd
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

@@ -62,7 +62,7 @@ import Testing
 
     @Test func aClosedPortIsRefused() throws {
         // A port that was just free: bound, never listened on.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, SocketConstants.stream, 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -121,7 +121,7 @@ final class UnixSocket {
     let fd: Int32
 
     init(path: String, listen shouldListen: Bool) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_UNIX, SocketConstants.stream, 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in

@@ -73,7 +73,7 @@ struct CommandRunner: Sendable {
 
     private static func socketPair() -> (parent: Int32, child: Int32)? {
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { return nil }
+        guard socketpair(AF_UNIX, SocketConstants.stream | SocketConstants.closeOnExec, 0, &fds) == 0 else { return nil }
         return (fds[0], fds[1])
     }
 }

@@ -48,7 +48,7 @@ enum TmuxServers {
     /// server is killed, and such a socket must cost neither a tmux process nor a
     /// log line. Anything but "refused"/"gone" counts as listening.
     static func isListening(_ path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(AF_UNIX, SocketConstants.stream | SocketConstants.closeOnExec | SocketConstants.nonBlocking, 0)
         guard fd >= 0 else { return true }
         defer { close(fd) }
         var address = sockaddr_un()

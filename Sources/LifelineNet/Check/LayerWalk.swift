@@ -424,11 +424,11 @@ private struct FamilyWalk {
         let v6 = route.family == .ipv6
         guard let (address, length) = socketAddress(route.address, port: 9, ipv6: v6, scope: UInt32(bitPattern: route.index)) else { return }
         var storage = address
-        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(v6 ? AF_INET6 : AF_INET, SocketConstants.datagram | SocketConstants.closeOnExec, 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
         _ = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, "", 0, Int32(MSG_DONTWAIT), $0, length) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, "", 0, SocketConstants.dontWait, $0, length) }
         }
     }
 
@@ -469,7 +469,7 @@ private struct FamilyWalk {
 
     /// A non-blocking connect bounded by `timeout`: 0 on success, else the errno.
     package static func connect(_ address: String, port: Int, ipv6: Bool, timeout: Duration) -> Int32 {
-        let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(ipv6 ? AF_INET6 : AF_INET, SocketConstants.stream | SocketConstants.nonBlocking | SocketConstants.closeOnExec, 0)
         guard fd >= 0 else { return errno }
         defer { close(fd) }
         guard let (socketAddress, length) = socketAddress(address, port: port, ipv6: ipv6) else { return EINVAL }

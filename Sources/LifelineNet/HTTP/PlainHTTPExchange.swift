@@ -149,7 +149,7 @@ package enum PlainHTTPExchange {
         var offset = 0
         while offset < bytes.count {
             // MSG_NOSIGNAL: a server that closed early is an error here, not a SIGPIPE.
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, SocketConstants.noSignal) }
             if n > 0 {
                 offset += n
                 continue

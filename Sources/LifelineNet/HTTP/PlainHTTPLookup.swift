@@ -142,7 +142,7 @@ package final class PlainHTTPLookup: @unchecked Sendable {
     private func run() {
         var hints = addrinfo()
         hints.ai_family = family
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_socktype = SocketConstants.stream
         var list: UnsafeMutablePointer<addrinfo>?
         let code = getaddrinfo(name, String(port), &hints, &list)
         var outcome: Outcome

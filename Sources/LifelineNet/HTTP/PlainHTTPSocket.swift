@@ -17,7 +17,7 @@ package enum PlainHTTPSocket {
     /// when one is named, within `deadline`.
     package static func connect(to address: SocketAddress, interface: String, until deadline: ContinuousClock.Instant,
                         waiter: any DescriptorWaiter) async -> Result<Int32, ConnectFailure> {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(address.family, SocketConstants.stream | SocketConstants.nonBlocking | SocketConstants.closeOnExec, 0)
         guard fd >= 0 else { return .failure(.failed(errno: errno)) }
         func fail(_ failure: ConnectFailure) -> Result<Int32, ConnectFailure> {
             close(fd)

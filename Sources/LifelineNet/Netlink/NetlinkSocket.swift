@@ -1,5 +1,6 @@
 import CNetlink
 import Glibc
+import LifelinePlatform
 
 /// An rtnetlink socket (one `final class` per descriptor, closed in `deinit`).
 /// The monitor uses two: a non-blocking one subscribed to the multicast
@@ -25,8 +26,8 @@ package final class NetlinkSocket: @unchecked Sendable {
     ///   - family: the netlink family, rtnetlink unless `NETLINK_SOCK_DIAG`.
     package init(groups: UInt32, nonBlocking: Bool, receiveBuffer: Int? = nil,
                  family: Int32 = LL_NETLINK_ROUTE) throws(Failure) {
-        var type = Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        var type = SocketConstants.raw | SocketConstants.closeOnExec
+        if nonBlocking { type |= SocketConstants.nonBlocking }
         fd = socket(LL_AF_NETLINK, type, family)
         guard fd >= 0 else { throw Failure(operation: "socket", errno: errno) }
         if let size = receiveBuffer {
@@ -82,7 +83,7 @@ package final class NetlinkSocket: @unchecked Sendable {
             var fromLength = socklen_t(MemoryLayout<sockaddr_nl>.size)
             let n = withUnsafeMutablePointer(to: &from) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_TRUNC), $0, &fromLength)
+                    recvfrom(fd, buffer.baseAddress, buffer.count, SocketConstants.truncate, $0, &fromLength)
                 }
             }
             if n < 0 {

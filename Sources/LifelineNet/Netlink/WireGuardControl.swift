@@ -1,6 +1,7 @@
 import CNetlink
 import Glibc
 import LifelineCore
+import LifelinePlatform
 
 /// What WireGuard says of a tunnel's first peer, through the userspace
 /// implementation's control socket (`/var/run/wireguard/<interface>.sock`,
@@ -69,7 +70,7 @@ public struct WireGuardState: Sendable, Equatable {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK,
               info.st_uid == 0 || info.st_uid == getuid() else { return nil }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, SocketConstants.stream | SocketConstants.closeOnExec, 0)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
