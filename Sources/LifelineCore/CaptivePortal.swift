@@ -26,6 +26,12 @@ public struct CaptivePortal: Sendable, Equatable {
         self.source = source
     }
 
+    /// An amount the API counts (`bytes-remaining`) for people: "4 MB",
+    /// "800 kB", "512 bytes" (decimal units, as the networks that sell them use).
+    public static func amount(_ bytes: Int64) -> String {
+        bytes >= 1_000_000 ? "\(bytes / 1_000_000) MB" : bytes >= 1000 ? "\(bytes / 1000) kB" : "\(bytes) bytes"
+    }
+
     /// The announcement without the API's answer.
     public var announcement: CaptivePortal { CaptivePortal(api: api, source: source) }
 

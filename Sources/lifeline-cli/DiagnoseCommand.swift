@@ -144,7 +144,7 @@ struct DiagnoseCommand: ParsableCommand {
         guard let captive = p.captive else { return out + "  " + t.tr("no answer yet") + "\n" }
         var answer = [captive ? t.tr("sign-in required") : t.tr("signed in")]
         if let s = p.secondsRemaining { answer.append(t.tr("{time} left", ["time": t.duration(.seconds(s))])) }
-        if let b = p.bytesRemaining { answer.append(t.tr("{amount} left", ["amount": bytes(b)])) }
+        if let b = p.bytesRemaining { answer.append(t.tr("{amount} left", ["amount": CaptivePortal.amount(b)])) }
         if p.canExtendSession == true { answer.append(t.tr("can be extended")) }
         out += "  " + answer.joined(separator: ", ") + "\n"
         if let url = p.userPortalURL { out += "  " + t.tr("sign-in page: {url}", ["url": TerminalText.visible(url)]) + "\n" }
@@ -161,11 +161,6 @@ struct DiagnoseCommand: ParsableCommand {
         case .networkd: "systemd-networkd"
         case .networkmanager: "NetworkManager"
         }
-    }
-
-    /// "4 MB", "800 kB", "512 bytes".
-    static func bytes(_ b: Int64) -> String {
-        b >= 1_000_000 ? "\(b / 1_000_000) MB" : b >= 1000 ? "\(b / 1000) kB" : "\(b) bytes"
     }
 
     static func millis(_ ms: Double) -> String {

@@ -60,7 +60,7 @@ struct SessionWarning: Sendable {
                 : t.trn("Network session ends in {count} min", "Network session ends in {count} min", minutes, ["count": count])
         }
         if summary == nil, let b = portal.bytesRemaining, b <= bytes {
-            let amount = b >= 1_000_000 ? "\(b / 1_000_000) MB" : "\(b / 1000) kB"
+            let amount = CaptivePortal.amount(b)
             summary = wifi ? t.tr("Wi-Fi session ends with {amount} left", ["amount": amount])
                            : t.tr("Network session ends with {amount} left", ["amount": amount])
         }

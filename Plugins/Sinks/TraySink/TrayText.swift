@@ -58,7 +58,7 @@ enum TrayText {
         guard let portal, portal.captive == false else { return nil }
         var parts: [String] = []
         if let s = portal.secondsRemaining { parts.append(Translator.user.duration(.seconds(s))) }
-        if let b = portal.bytesRemaining { parts.append(b >= 1_000_000 ? "\(b / 1_000_000) MB" : "\(b / 1000) kB") }
+        if let b = portal.bytesRemaining { parts.append(CaptivePortal.amount(b)) }
         guard !parts.isEmpty else { return nil }
         return trayText("Session: {left} left.", ["left": parts.joined(separator: ", ")])
     }

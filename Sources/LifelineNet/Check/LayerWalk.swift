@@ -391,14 +391,12 @@ private struct FamilyWalk {
             }
         }
         let deadline = ContinuousClock.now + .seconds(1)
-        // Subscribed before the first look, so no change after it goes unseen.
-        let changes = try? NetlinkSocket(groups: LL_RTMGRP_NEIGH, nonBlocking: true)
         var found = look()
-        switch found {
-        case .success(true?), .failure: return found
-        default: nudge(route)
-        }
-        guard let changes else { return found }
+        if case .success(true?) = found { return found }
+        if case .failure = found { return found }
+        // Subscribed before the nudge, so the answer it brings is never missed.
+        guard let changes = try? NetlinkSocket(groups: LL_RTMGRP_NEIGH, nonBlocking: true) else { return found }
+        nudge(route)
         var buffer = [UInt8](repeating: 0, count: 8192)
         while case let left = deadline - ContinuousClock.now, left > .zero {
             guard changes.waitReadable(timeoutMs: Int32(max(1, left.microseconds / 1000))) else { break }
