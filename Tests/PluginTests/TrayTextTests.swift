@@ -34,4 +34,19 @@ import Testing
         let text = TrayText.sentence(e)
         #expect(text.contains(", on wg0 (vpn) over wlan0 (wifi)."), "\(text)")
     }
+
+    /// What the portal's API says is left of the session, once signed in; nothing while it asks for a sign-in.
+    @Test func theTooltipSaysWhatIsLeftOfTheSession() {
+        var portal = CaptivePortal(api: "https://p.example/api", source: .ra)
+        portal.captive = false
+        portal.secondsRemaining = 720
+        portal.bytesRemaining = 40_000_000
+        #expect(TrayText.sessionLeft(portal) == "Session: 12m, 40 MB left.")
+        portal.bytesRemaining = 512
+        portal.secondsRemaining = nil
+        #expect(TrayText.sessionLeft(portal) == "Session: 512 bytes left.")
+        portal.captive = true
+        #expect(TrayText.sessionLeft(portal) == nil)
+        #expect(TrayText.sessionLeft(nil) == nil)
+    }
 }
